@@ -1,0 +1,11 @@
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema";
+
+// bigint columns (fences, sequence numbers) stay strings unless asked; counts we convert where read.
+export function createDb(connectionString: string, poolSize = 10): { db: Kysely<Database>; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString, max: poolSize });
+  // An idle client losing its server (a restarted database) must not crash the process.
+  pool.on("error", (error) => console.error("[db] idle client error:", error.message));
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
+}

@@ -1,0 +1,17 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from "kysely";
+import * as initial from "./migrations/0001_initial";
+
+// Listed statically (not read from the folder) so that bundlers and tsx see the same set.
+const migrations: Record<string, Migration> = {
+  "0001_initial": initial,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  for (const result of results ?? []) {
+    if (result.status === "Error") throw new Error(`migration ${result.migrationName} failed`, { cause: error });
+  }
+  if (error) throw error;
+}

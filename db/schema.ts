@@ -1,0 +1,63 @@
+import type { ColumnType, Generated } from "kysely";
+
+/**
+ * The app's own tables. `users` also carries the identity-action lease columns
+ * (`identity_action_locked_at`, `_lock_token`, `_fence`), left out of this type on purpose:
+ * only `lib/lease-lock.ts` reads or writes them, so no other query can clobber a lease.
+ */
+export interface UsersTable {
+  id: string;
+  display_name: string;
+  primary_identity_id: string;
+}
+
+export interface IdentitiesTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_user_id: string;
+  label: string;
+  position: number;
+}
+
+export interface LabSettingsTable {
+  id: ColumnType<boolean, boolean | undefined, never>;
+  settings: ColumnType<unknown, string, string>;
+}
+
+export interface AppSecretTable {
+  id: ColumnType<boolean, never, never>;
+  session_key: ColumnType<string, never, never>;
+}
+
+/** The simulated identity provider's tables (schema `idp`). Only `lib/provider-sim` reads or writes them. */
+export interface IdpAccountsTable {
+  user_id: string;
+}
+
+export interface IdpIdentitiesTable {
+  provider: string;
+  user_id: string;
+  account_user_id: string;
+  linked_seq: Generated<string>;
+}
+
+export interface IdpCallsTable {
+  id: Generated<string>;
+  at: ColumnType<Date, Date | undefined, never>;
+  method: string;
+  path: string;
+  status: number;
+  operation_id: string | null;
+  duration_ms: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  identities: IdentitiesTable;
+  lab_settings: LabSettingsTable;
+  app_secret: AppSecretTable;
+  "idp.accounts": IdpAccountsTable;
+  "idp.identities": IdpIdentitiesTable;
+  "idp.calls": IdpCallsTable;
+}

@@ -1,0 +1,41 @@
+import type { Kysely } from "kysely";
+import { resetProviderState } from "../lib/provider-sim/store";
+import type { Database } from "./schema";
+import { identityId, seedProviderAccounts, seedUsers } from "./seed-data";
+
+/** Puts the app's users and identities back to the demo seed (leases and lab settings cleared with them). */
+export async function seedAppData(db: Kysely<Database>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("identities").execute();
+    await trx.deleteFrom("users").execute();
+    await trx.deleteFrom("lab_settings").execute();
+    await trx
+      .insertInto("users")
+      .values(seedUsers.map((user) => ({ id: user.id, display_name: user.displayName, primary_identity_id: identityId(user.identities[0]!) })))
+      .execute();
+    await trx
+      .insertInto("identities")
+      .values(
+        seedUsers.flatMap((user) =>
+          user.identities.map((identity, position) => ({
+            id: identityId(identity),
+            user_id: user.id,
+            provider: identity.provider,
+            provider_user_id: identity.providerUserId,
+            label: identity.label,
+            position,
+          })),
+        ),
+      )
+      .execute();
+  });
+}
+
+/** A fresh database gets the demo users and the provider's matching accounts. */
+export async function seedIfEmpty(db: Kysely<Database>): Promise<boolean> {
+  const anyUser = await db.selectFrom("users").select("id").limit(1).executeTakeFirst();
+  if (anyUser) return false;
+  await seedAppData(db);
+  await resetProviderState(db, seedProviderAccounts());
+  return true;
+}

@@ -1,0 +1,103 @@
+import { sql, type Kysely, type RawBuilder } from "kysely";
+
+/**
+ * A lease lock stored as data on the protected row. Every statement here is a single autocommit
+ * UPDATE or SELECT: no transaction and no connection is held between acquire and release. All time
+ * arithmetic uses the database clock (`now()`), never a timestamp computed in Node.
+ */
+export interface LeaseColumns {
+  table: string;
+  id: string;
+  lockedAt: string;
+  token: string;
+  fence: string;
+}
+
+export interface Lease {
+  token: string;
+  /** Grows by one at every acquisition of this row's lease: a fencing token. */
+  fence: bigint;
+  /** When the lease expires, as the database computed it. */
+  expiresAt: Date;
+}
+
+export type AcquireResult =
+  | { acquired: true; lease: Lease }
+  | { acquired: false; reason: "held"; expiresAt: Date | null }
+  | { acquired: false; reason: "not-found" };
+
+export interface LeaseState {
+  held: boolean;
+  expiresAt: Date | null;
+}
+
+export interface LeaseLock {
+  acquire(db: Kysely<any>, id: string, ttlMs: number): Promise<AcquireResult>;
+  /** Extends my lease to now + ttl; false when it is no longer mine (expired or taken over). */
+  renew(db: Kysely<any>, id: string, token: string, ttlMs: number): Promise<Date | null>;
+  /** Clears the lease only if it is still mine; false when someone else holds it now (or nobody). */
+  release(db: Kysely<any>, id: string, token: string): Promise<boolean>;
+  inspect(db: Kysely<any>, id: string, ttlMs: number): Promise<LeaseState | null>;
+}
+
+const interval = (ttlMs: number): RawBuilder<unknown> => sql`(${ttlMs}::double precision * interval '1 millisecond')`;
+
+export function leaseLock(columns: LeaseColumns): LeaseLock {
+  const table = sql.table(columns.table);
+  const id = sql.ref(columns.id);
+  const lockedAt = sql.ref(columns.lockedAt);
+  const token = sql.ref(columns.token);
+  const fence = sql.ref(columns.fence);
+
+  return {
+    async acquire(db, rowId, ttlMs) {
+      const taken = await sql<{ token: string; fence: string; expires_at: Date }>`
+        UPDATE ${table}
+           SET ${lockedAt} = now(), ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
+         WHERE ${id} = ${rowId}
+           AND (${lockedAt} IS NULL OR ${lockedAt} < now() - ${interval(ttlMs)})
+        RETURNING ${token} AS token, ${fence}::text AS fence, ${lockedAt} + ${interval(ttlMs)} AS expires_at`.execute(db);
+      const row = taken.rows[0];
+      if (row) return { acquired: true, lease: { token: row.token, fence: BigInt(row.fence), expiresAt: row.expires_at } };
+
+      // Only to tell the loser when to come back; the decision above was already made atomically.
+      const holder = await this.inspect(db, rowId, ttlMs);
+      if (!holder) return { acquired: false, reason: "not-found" };
+      return { acquired: false, reason: "held", expiresAt: holder.expiresAt };
+    },
+
+    async renew(db, rowId, ownToken, ttlMs) {
+      const renewed = await sql<{ expires_at: Date }>`
+        UPDATE ${table} SET ${lockedAt} = now()
+         WHERE ${id} = ${rowId} AND ${token} = ${ownToken} AND ${lockedAt} >= now() - ${interval(ttlMs)}
+        RETURNING ${lockedAt} + ${interval(ttlMs)} AS expires_at`.execute(db);
+      return renewed.rows[0]?.expires_at ?? null;
+    },
+
+    async release(db, rowId, ownToken) {
+      const released = await sql`
+        UPDATE ${table} SET ${lockedAt} = NULL, ${token} = NULL
+         WHERE ${id} = ${rowId} AND ${token} = ${ownToken}`.execute(db);
+      return released.numAffectedRows === 1n;
+    },
+
+    async inspect(db, rowId, ttlMs) {
+      const found = await sql<{ held: boolean; expires_at: Date | null }>`
+        SELECT ${lockedAt} IS NOT NULL AND ${lockedAt} >= now() - ${interval(ttlMs)} AS held,
+               ${lockedAt} + ${interval(ttlMs)} AS expires_at
+          FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
+      const row = found.rows[0];
+      if (!row) return null;
+      return { held: row.held, expiresAt: row.held ? row.expires_at : null };
+    },
+  };
+}
+
+/** The lease that guards a user's identity actions (promote to primary). */
+export const identityActionLease = leaseLock({
+  table: "users",
+  id: "id",
+  lockedAt: "identity_action_locked_at",
+  token: "identity_action_lock_token",
+  fence: "identity_action_fence",
+});

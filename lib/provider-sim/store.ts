@@ -1,0 +1,145 @@
+/**
+ * The simulated identity provider's own state (schema `idp`). Each exported operation is atomic on its
+ * own, like one call to the real provider; a sequence of them is not. Only the simulator uses this.
+ */
+import { sql, type Kysely, type Transaction } from "kysely";
+import type { Database } from "../../db/schema";
+
+export interface IdpIdentity {
+  provider: string;
+  user_id: string;
+  isSocial: boolean;
+}
+
+export interface IdpAccount {
+  user_id: string;
+  identities: IdpIdentity[];
+}
+
+/** An error the provider answers with, in Auth0's shape. */
+export class IdpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly error: string,
+    message: string,
+    readonly errorCode: string,
+  ) {
+    super(message);
+  }
+}
+
+const accountIdOf = (provider: string, userId: string): string => `${provider}|${userId}`;
+
+export async function listAccounts(db: Kysely<Database>): Promise<IdpAccount[]> {
+  const rows = await db
+    .selectFrom("idp.identities")
+    .select(["provider", "user_id", "account_user_id"])
+    .orderBy("account_user_id")
+    .orderBy(sql`(provider || '|' || user_id) = account_user_id`, "desc")
+    .orderBy("linked_seq")
+    .execute();
+  const accounts = new Map<string, IdpAccount>();
+  for (const row of rows) {
+    const account = accounts.get(row.account_user_id) ?? { user_id: row.account_user_id, identities: [] };
+    account.identities.push(toIdentity(row));
+    accounts.set(row.account_user_id, account);
+  }
+  return [...accounts.values()];
+}
+
+export async function getAccount(db: Kysely<Database>, accountId: string): Promise<IdpAccount> {
+  const exists = await db.selectFrom("idp.accounts").select("user_id").where("user_id", "=", accountId).executeTakeFirst();
+  if (!exists) throw userNotFound();
+  return { user_id: accountId, identities: await identitiesOf(db, accountId) };
+}
+
+/** `DELETE /users/{primaryId}/identities/{provider}/{userId}`: the identity becomes an account of its own. */
+export async function unlinkIdentity(db: Kysely<Database>, primaryId: string, provider: string, userId: string): Promise<IdpIdentity[]> {
+  return db.transaction().execute(async (trx) => {
+    const secondaryId = accountIdOf(provider, userId);
+    if (secondaryId === primaryId) throw new IdpError(400, "Bad Request", "Main identity cannot be removed", "operation_not_supported");
+    await lockAccounts(trx, [primaryId]);
+    if (!(await accountExists(trx, primaryId))) throw userNotFound();
+    if (!(await isLinkedUnder(trx, primaryId, provider, userId))) throw new IdpError(404, "Not Found", "Identity not found", "inexistent_identity");
+    await trx.insertInto("idp.accounts").values({ user_id: secondaryId }).execute();
+    await trx
+      .updateTable("idp.identities")
+      .set({ account_user_id: secondaryId })
+      .where("provider", "=", provider)
+      .where("user_id", "=", userId)
+      .execute();
+    return identitiesOf(trx, primaryId);
+  });
+}
+
+/** `POST /users/{primaryId}/identities`: the secondary account and all linked under it move under primary. */
+export async function linkAccount(db: Kysely<Database>, primaryId: string, provider: string, userId: string): Promise<IdpIdentity[]> {
+  return db.transaction().execute(async (trx) => {
+    const secondaryId = accountIdOf(provider, userId);
+    if (secondaryId === primaryId) throw new IdpError(400, "Bad Request", "Main identity and the new one are the same.", "invalid_body");
+    await lockAccounts(trx, [primaryId, secondaryId]);
+    if (!(await accountExists(trx, primaryId))) throw userNotFound();
+    if (await isLinkedUnder(trx, primaryId, provider, userId)) throw new IdpError(409, "Conflict", "Specified identity already exists", "identity_conflict");
+    if (!(await accountExists(trx, secondaryId))) throw new IdpError(400, "Bad Request", "Provided secondary account not found", "invalid_body");
+    await trx.updateTable("idp.identities").set({ account_user_id: primaryId }).where("account_user_id", "=", secondaryId).execute();
+    await trx.deleteFrom("idp.accounts").where("user_id", "=", secondaryId).execute();
+    return identitiesOf(trx, primaryId);
+  });
+}
+
+/** Replaces the whole provider state (accounts and call log) with `accounts`. */
+export async function resetProviderState(
+  db: Kysely<Database>,
+  accounts: { userId: string; identities: { provider: string; userId: string }[] }[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("idp.identities").execute();
+    await trx.deleteFrom("idp.accounts").execute();
+    await trx.deleteFrom("idp.calls").execute();
+    if (accounts.length === 0) return;
+    await trx.insertInto("idp.accounts").values(accounts.map((account) => ({ user_id: account.userId }))).execute();
+    await trx
+      .insertInto("idp.identities")
+      .values(accounts.flatMap((account) => account.identities.map((identity) => ({ provider: identity.provider, user_id: identity.userId, account_user_id: account.userId }))))
+      .execute();
+  });
+}
+
+// Account rows are locked in one order so that two concurrent links never deadlock.
+async function lockAccounts(trx: Transaction<Database>, accountIds: string[]): Promise<void> {
+  await trx.selectFrom("idp.accounts").select("user_id").where("user_id", "in", [...accountIds].sort()).orderBy("user_id").forUpdate().execute();
+}
+
+async function accountExists(trx: Transaction<Database>, accountId: string): Promise<boolean> {
+  return (await trx.selectFrom("idp.accounts").select("user_id").where("user_id", "=", accountId).executeTakeFirst()) !== undefined;
+}
+
+async function isLinkedUnder(trx: Transaction<Database>, accountId: string, provider: string, userId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom("idp.identities")
+    .select("user_id")
+    .where("provider", "=", provider)
+    .where("user_id", "=", userId)
+    .where("account_user_id", "=", accountId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+async function identitiesOf(db: Kysely<Database>, accountId: string): Promise<IdpIdentity[]> {
+  const rows = await db
+    .selectFrom("idp.identities")
+    .select(["provider", "user_id", "account_user_id"])
+    .where("account_user_id", "=", accountId)
+    .orderBy(sql`(provider || '|' || user_id) = account_user_id`, "desc")
+    .orderBy("linked_seq")
+    .execute();
+  return rows.map(toIdentity);
+}
+
+function toIdentity(row: { provider: string; user_id: string }): IdpIdentity {
+  return { provider: row.provider, user_id: row.user_id, isSocial: row.provider !== "auth0" };
+}
+
+function userNotFound(): IdpError {
+  return new IdpError(404, "Not Found", "The user does not exist.", "inexistent_user");
+}
