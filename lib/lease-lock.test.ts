@@ -30,7 +30,7 @@ describe("lease lock on real PostgreSQL", () => {
     const winner = winners[0]!;
     if (!winner.acquired) throw new Error("unreachable");
     for (const loser of results.filter((result) => !result.acquired)) {
-      expect(loser).toEqual({ acquired: false, reason: "held", expiresAt: winner.lease.expiresAt });
+      expect(loser).toMatchObject({ acquired: false, reason: "held", expiresAt: winner.lease.expiresAt });
     }
   });
 
@@ -39,6 +39,8 @@ describe("lease lock on real PostgreSQL", () => {
     if (!result.acquired) throw new Error("expected to acquire");
     const { rows } = await sql<{ expected: Date }>`SELECT identity_action_locked_at + interval '10 seconds' AS expected FROM users WHERE id = 'ada'`.execute(db);
     expect(result.lease.expiresAt).toEqual(rows[0]!.expected);
+    expect(result.lease.remainingMs).toBeGreaterThan(9_000);
+    expect(result.lease.remainingMs).toBeLessThanOrEqual(10_000);
   });
 
   it("takes over a lease older than the TTL; the old owner's late release then reports not held and clears nothing", async () => {
@@ -54,7 +56,7 @@ describe("lease lock on real PostgreSQL", () => {
     expect(await identityActionLease.release(db, "ada", first.lease.token)).toBe(false);
     expect(await identityActionLease.inspect(db, "ada", 1_000)).toMatchObject({ held: true });
     expect(await identityActionLease.release(db, "ada", second.lease.token)).toBe(true);
-    expect(await identityActionLease.inspect(db, "ada", 1_000)).toEqual({ held: false, expiresAt: null });
+    expect(await identityActionLease.inspect(db, "ada", 1_000)).toEqual({ held: false, expiresAt: null, remainingMs: 0 });
   });
 
   it("grows the fence by one at every acquisition", async () => {

@@ -19,16 +19,20 @@ export interface Lease {
   fence: bigint;
   /** When the lease expires, as the database computed it. */
   expiresAt: Date;
+  /** How long it had left when the database answered: a duration, safe to apply to a monotonic clock. */
+  remainingMs: number;
 }
 
 export type AcquireResult =
   | { acquired: true; lease: Lease }
-  | { acquired: false; reason: "held"; expiresAt: Date | null }
+  | { acquired: false; reason: "held"; expiresAt: Date | null; remainingMs: number }
   | { acquired: false; reason: "not-found" };
 
 export interface LeaseState {
   held: boolean;
   expiresAt: Date | null;
+  /** 0 when not held. */
+  remainingMs: number;
 }
 
 export interface LeaseLock {
@@ -41,6 +45,8 @@ export interface LeaseLock {
 }
 
 const interval = (ttlMs: number): RawBuilder<unknown> => sql`(${ttlMs}::double precision * interval '1 millisecond')`;
+const millisecondsUntil = (moment: RawBuilder<unknown>): RawBuilder<number> =>
+  sql<number>`greatest(0, extract(epoch FROM (${moment} - clock_timestamp())) * 1000)::float8`;
 
 export function leaseLock(columns: LeaseColumns): LeaseLock {
   const table = sql.table(columns.table);
@@ -51,19 +57,21 @@ export function leaseLock(columns: LeaseColumns): LeaseLock {
 
   return {
     async acquire(db, rowId, ttlMs) {
-      const taken = await sql<{ token: string; fence: string; expires_at: Date }>`
+      const expiry = sql`${lockedAt} + ${interval(ttlMs)}`;
+      const taken = await sql<{ token: string; fence: string; expires_at: Date; remaining_ms: number }>`
         UPDATE ${table}
            SET ${lockedAt} = now(), ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
          WHERE ${id} = ${rowId}
            AND (${lockedAt} IS NULL OR ${lockedAt} < now() - ${interval(ttlMs)})
-        RETURNING ${token} AS token, ${fence}::text AS fence, ${lockedAt} + ${interval(ttlMs)} AS expires_at`.execute(db);
+        RETURNING ${token} AS token, ${fence}::text AS fence, ${expiry} AS expires_at, ${millisecondsUntil(expiry)} AS remaining_ms`.execute(db);
       const row = taken.rows[0];
-      if (row) return { acquired: true, lease: { token: row.token, fence: BigInt(row.fence), expiresAt: row.expires_at } };
-
+      if (row) {
+        return { acquired: true, lease: { token: row.token, fence: BigInt(row.fence), expiresAt: row.expires_at, remainingMs: row.remaining_ms } };
+      }
       // Only to tell the loser when to come back; the decision above was already made atomically.
       const holder = await this.inspect(db, rowId, ttlMs);
       if (!holder) return { acquired: false, reason: "not-found" };
-      return { acquired: false, reason: "held", expiresAt: holder.expiresAt };
+      return { acquired: false, reason: "held", expiresAt: holder.expiresAt, remainingMs: holder.remainingMs };
     },
 
     async renew(db, rowId, ownToken, ttlMs) {
@@ -82,13 +90,14 @@ export function leaseLock(columns: LeaseColumns): LeaseLock {
     },
 
     async inspect(db, rowId, ttlMs) {
-      const found = await sql<{ held: boolean; expires_at: Date | null }>`
+      const expiry = sql`${lockedAt} + ${interval(ttlMs)}`;
+      const found = await sql<{ held: boolean; expires_at: Date | null; remaining_ms: number | null }>`
         SELECT ${lockedAt} IS NOT NULL AND ${lockedAt} >= now() - ${interval(ttlMs)} AS held,
-               ${lockedAt} + ${interval(ttlMs)} AS expires_at
+               ${expiry} AS expires_at, ${millisecondsUntil(expiry)} AS remaining_ms
           FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
       const row = found.rows[0];
       if (!row) return null;
-      return { held: row.held, expiresAt: row.held ? row.expires_at : null };
+      return row.held ? { held: true, expiresAt: row.expires_at, remainingMs: row.remaining_ms ?? 0 } : { held: false, expiresAt: null, remainingMs: 0 };
     },
   };
 }

@@ -1,8 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { createDb } from "../db/connection";
-import { migrateToLatest } from "../db/migrate";
-import { seedIfEmpty } from "../db/seed";
-import { recreateDatabase } from "../db/server";
+import { prepareDatabase } from "../db/prepare";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,10 +8,5 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<void> {
-  const databaseUrl = await recreateDatabase("leaselab_test");
-  const { db } = createDb(databaseUrl, 2);
-  await migrateToLatest(db);
-  await seedIfEmpty(db);
-  await db.destroy();
-  project.provide("databaseUrl", databaseUrl);
+  project.provide("databaseUrl", await prepareDatabase("leaselab_test", { fresh: true }));
 }

@@ -1,0 +1,10 @@
+import { respond } from "@/lib/http";
+import { requireLab } from "@/lib/lab";
+import { fetchProviderState } from "@/lib/provider-sim/lab-client";
+
+export async function GET(): Promise<Response> {
+  return respond(async () => {
+    requireLab();
+    return Response.json(await fetchProviderState());
+  });
+}

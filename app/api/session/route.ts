@@ -1,0 +1,35 @@
+import { NextResponse, type NextRequest } from "next/server";
+import { z } from "zod";
+import { appDb } from "@/lib/db";
+import { parseJsonBody, respond } from "@/lib/http";
+import { NotSignedIn, UserNotFound } from "@/lib/problems";
+import { createSessionValue, readSessionValue, sessionCookieName } from "@/lib/session";
+import { findUser, userIdSchema } from "@/lib/users";
+
+const bodySchema = z.strictObject({ userId: userIdSchema });
+
+export async function POST(request: NextRequest): Promise<Response> {
+  return respond(async () => {
+    const db = appDb();
+    const { userId } = await parseJsonBody(request, bodySchema);
+    if (!(await findUser(db, userId))) throw new UserNotFound(userId);
+    const response = new NextResponse(null, { status: 204 });
+    response.cookies.set(sessionCookieName, await createSessionValue(db, userId), { httpOnly: true, sameSite: "lax", path: "/" });
+    return response;
+  });
+}
+
+export async function DELETE(): Promise<Response> {
+  const response = new NextResponse(null, { status: 204 });
+  response.cookies.delete(sessionCookieName);
+  return response;
+}
+
+/** Who is signed in here (an extension of the contract, for the page). */
+export async function GET(request: NextRequest): Promise<Response> {
+  return respond(async () => {
+    const userId = await readSessionValue(appDb(), request.cookies.get(sessionCookieName)?.value);
+    if (!userId) throw new NotSignedIn();
+    return Response.json({ userId });
+  });
+}

@@ -1,0 +1,21 @@
+import type { NextRequest } from "next/server";
+import { z } from "zod";
+import { appDb } from "@/lib/db";
+import { parseJsonBody, parseOrThrow, respond } from "@/lib/http";
+import { identityProviderClient } from "@/lib/identity-provider";
+import { requireSessionFor, sessionCookieName } from "@/lib/session";
+import { promoteToPrimary } from "@/lib/switch-primary";
+import { identityIdSchema, userIdSchema } from "@/lib/users";
+
+const bodySchema = z.strictObject({ identityId: identityIdSchema });
+const provider = identityProviderClient();
+
+export async function POST(request: NextRequest, { params }: RouteContext<"/api/users/[userId]/primary">): Promise<Response> {
+  return respond(async () => {
+    const db = appDb();
+    const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
+    await requireSessionFor(db, request.cookies.get(sessionCookieName)?.value, userId);
+    const { identityId } = await parseJsonBody(request, bodySchema);
+    return Response.json(await promoteToPrimary(db, provider, { userId, identityId }));
+  });
+}

@@ -1,0 +1,5 @@
+import { LabApp } from "@/components/LabApp";
+
+export default function HomePage() {
+  return <LabApp />;
+}

@@ -1,0 +1,41 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { api, queryKeys, type AuditReport } from "./api";
+
+export function AuditPanel() {
+  const audit = useQuery({ queryKey: queryKeys.audit, queryFn: () => api<AuditReport>("/api/lab/audit"), refetchInterval: 1000 });
+  const report = audit.data;
+  return (
+    <section className="card" aria-labelledby="audit-heading">
+      <h2 id="audit-heading">Audit: app vs provider</h2>
+      {!report ? (
+        <p>{audit.error ? audit.error.message : "Checking…"}</p>
+      ) : report.consistent ? (
+        <p className="verdict ok" role="status" data-testid="audit-verdict">
+          Consistent: every user&apos;s identities sit in one provider account, under the local primary.
+        </p>
+      ) : (
+        <div role="alert">
+          <p className="verdict bad" data-testid="audit-verdict">
+            Inconsistent: the provider and the app disagree.
+          </p>
+          <ul>
+            {report.users
+              .filter((user) => !user.consistent)
+              .map((user) => (
+                <li key={user.userId}>
+                  <strong>{user.userId}</strong>
+                  <ul>
+                    {user.violations.map((violation) => (
+                      <li key={violation}>{violation}</li>
+                    ))}
+                  </ul>
+                </li>
+              ))}
+          </ul>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,51 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, ApiError, queryKeys } from "./api";
+import { AuditPanel } from "./AuditPanel";
+import { IdentityPanel } from "./IdentityPanel";
+import { LabPanel } from "./LabPanel";
+import { ProviderPanel } from "./ProviderPanel";
+import { SignIn } from "./SignIn";
+
+export function LabApp() {
+  const queryClient = useQueryClient();
+  const session = useQuery({
+    queryKey: queryKeys.session,
+    queryFn: () =>
+      api<{ userId: string }>("/api/session").catch((error: unknown) => {
+        if (error instanceof ApiError && error.problem.status === 401) return null;
+        throw error;
+      }),
+  });
+  const signOut = useMutation({
+    mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
+    onSuccess: () => queryClient.setQueryData(queryKeys.session, null),
+  });
+
+  return (
+    <main>
+      <header className="masthead">
+        <div>
+          <h1>Lease Lock Lab</h1>
+          <p className="tagline">Only one request may change a user&apos;s primary identity at a time. Watch what happens when two try.</p>
+        </div>
+        {session.data && (
+          <button type="button" className="quiet" onClick={() => signOut.mutate()}>
+            Sign out
+          </button>
+        )}
+      </header>
+      <div className="columns">
+        <section aria-labelledby="identities-heading" className="card">
+          {session.isPending ? <p>Loading…</p> : session.data ? <IdentityPanel userId={session.data.userId} /> : <SignIn />}
+        </section>
+        <aside className="stack">
+          <AuditPanel />
+          <LabPanel />
+        </aside>
+      </div>
+      <ProviderPanel />
+    </main>
+  );
+}

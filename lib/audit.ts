@@ -1,0 +1,78 @@
+/**
+ * The audit: does the provider agree with the app? For each local user, all of the user's identities
+ * must sit in exactly one provider account, whose primary identity is the user's local primary.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema";
+import type { ProviderAccount } from "./identity-provider";
+import { fetchProviderState } from "./provider-sim/lab-client";
+
+export interface UserAudit {
+  userId: string;
+  consistent: boolean;
+  localPrimaryIdentityId: string;
+  providerPrimaryIdentityId: string | null;
+  violations: string[];
+}
+
+export interface AuditReport {
+  consistent: boolean;
+  users: UserAudit[];
+}
+
+export async function auditConsistency(db: Kysely<Database>): Promise<AuditReport> {
+  const [users, identities, { accounts }] = await Promise.all([
+    db.selectFrom("users").select(["id", "primary_identity_id"]).orderBy("id").execute(),
+    db.selectFrom("identities").select(["id", "user_id"]).orderBy("position").execute(),
+    fetchProviderState(),
+  ]);
+  const audits = users.map((user) =>
+    auditUser(
+      user.id,
+      user.primary_identity_id,
+      identities.filter((identity) => identity.user_id === user.id).map((identity) => identity.id),
+      accounts,
+    ),
+  );
+  return { consistent: audits.every((audit) => audit.consistent), users: audits };
+}
+
+/** Pure: compares one user's local view with the provider's accounts and names each difference. */
+export function auditUser(userId: string, localPrimary: string, identityIds: string[], accounts: ProviderAccount[]): UserAudit {
+  const accountOf = new Map<string, string>();
+  for (const account of accounts) {
+    for (const identity of account.identities) accountOf.set(`${identity.provider}|${identity.user_id}`, account.user_id);
+  }
+  const violations: string[] = [];
+  const holders = new Map<string, string[]>();
+  for (const identityId of identityIds) {
+    const accountId = accountOf.get(identityId);
+    if (!accountId) {
+      violations.push(`${identityId} is missing at the provider`);
+      continue;
+    }
+    holders.set(accountId, [...(holders.get(accountId) ?? []), identityId]);
+  }
+
+  // The user's main account at the provider: the one holding most of the user's identities.
+  const main = [...holders.entries()].sort(([a, aIds], [b, bIds]) => bIds.length - aIds.length || Number(b === localPrimary) - Number(a === localPrimary))[0];
+  const providerPrimary = main?.[0] ?? null;
+  if (providerPrimary && providerPrimary !== localPrimary) {
+    violations.push(`provider primary is ${providerPrimary}, local primary is ${localPrimary}`);
+  }
+  for (const [accountId, held] of holders) {
+    if (accountId === providerPrimary) continue;
+    violations.push(
+      held.length === 1 && held[0] === accountId
+        ? `${accountId} is orphaned in its own account`
+        : `${held.join(", ")} sit apart in account ${accountId}`,
+    );
+  }
+  const own = new Set(identityIds);
+  const mainAccount = accounts.find((account) => account.user_id === providerPrimary);
+  for (const identity of mainAccount?.identities ?? []) {
+    const id = `${identity.provider}|${identity.user_id}`;
+    if (!own.has(id)) violations.push(`${id}, not ${userId}'s, is linked under ${providerPrimary}`);
+  }
+  return { userId, consistent: violations.length === 0, localPrimaryIdentityId: localPrimary, providerPrimaryIdentityId: providerPrimary, violations };
+}

@@ -1,0 +1,28 @@
+/** The app's only way to the simulated provider's lab endpoints: HTTP, like any other provider call. */
+import { config } from "../config";
+import type { ProviderAccount } from "../identity-provider";
+
+export interface ProviderCall {
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  operationId: string | null;
+  durationMs: number;
+}
+
+export interface ProviderState {
+  accounts: ProviderAccount[];
+  calls: ProviderCall[];
+}
+
+export async function fetchProviderState(): Promise<ProviderState> {
+  const response = await fetch(`${config.identityProviderBaseUrl}/lab/state`);
+  if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/state`);
+  return (await response.json()) as ProviderState;
+}
+
+export async function resetProvider(): Promise<void> {
+  const response = await fetch(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
+  if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/reset`);
+}
