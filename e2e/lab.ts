@@ -1,0 +1,14 @@
+import { expect, type APIRequestContext, type Page } from "@playwright/test";
+
+export async function resetLab(request: APIRequestContext, settings: Record<string, unknown> = {}): Promise<void> {
+  expect((await request.post("/api/lab/reset")).status()).toBe(204);
+  if (Object.keys(settings).length > 0) expect((await request.put("/api/lab", { data: settings })).status()).toBe(200);
+}
+
+export async function signInAs(page: Page, displayName: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("button", { name: `Sign in as ${displayName}` }).click();
+  await expect(page.getByRole("heading", { name: `${displayName}'s identities` })).toBeVisible();
+}
+
+export const identityRow = (page: Page, identityId: string) => page.locator(`li[data-identity-id="${identityId}"]`);

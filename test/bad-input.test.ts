@@ -1,0 +1,60 @@
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { appClient, type AppClient } from "./http-client";
+
+const app = appClient(inject("appUrl"));
+let ada: AppClient;
+
+beforeAll(async () => {
+  await app.reset();
+  await app.configure({ provider: { latencyMs: 0 } });
+  ada = await app.signedIn("ada");
+});
+
+/** Everything a bad request could have changed: users, leases, settings, provider state and its log. */
+async function observableState() {
+  const [adaView, grace, settings, provider] = await Promise.all([
+    ada.get("/api/users/ada"),
+    (await app.signedIn("grace")).get("/api/users/grace"),
+    app.get("/api/lab"),
+    app.provider(),
+  ]);
+  return { ada: adaView.body, grace: grace.body, settings: settings.body, provider };
+}
+
+type Case = { name: string; send: () => Promise<{ status: number; headers: Headers; body: any }>; status: number; field?: string };
+
+const cases: Case[] = [
+  { name: "no session", send: () => app.promote("ada", "github|8812"), status: 401 },
+  { name: "another user's id", send: () => ada.promote("grace", "google-oauth2|77"), status: 403 },
+  { name: "malformed user id", send: () => ada.promote("ADA!", "github|8812"), status: 400, field: "userId" },
+  { name: "body is not JSON", send: () => ada.post("/api/users/ada/primary", "{not json"), status: 400, field: "body" },
+  { name: "no body", send: () => ada.post("/api/users/ada/primary"), status: 400, field: "body" },
+  { name: "identityId missing", send: () => ada.post("/api/users/ada/primary", {}), status: 400, field: "body.identityId" },
+  { name: "identityId not a string", send: () => ada.post("/api/users/ada/primary", { identityId: 42 }), status: 400, field: "body.identityId" },
+  { name: "identityId malformed", send: () => ada.promote("ada", "github8812"), status: 400, field: "body.identityId" },
+  { name: "unknown field", send: () => ada.post("/api/users/ada/primary", { identityId: "github|8812", force: true }), status: 400, field: "body.force" },
+  { name: "identity not linked to anyone", send: () => ada.promote("ada", "github|999999"), status: 404 },
+  { name: "another user's identity", send: () => ada.promote("ada", "github|1906"), status: 404 },
+  { name: "read without a session", send: () => app.get("/api/users/ada"), status: 401 },
+  { name: "read another user", send: () => ada.get("/api/users/grace"), status: 403 },
+  { name: "sign in as an unknown user", send: () => app.post("/api/session", { userId: "nobody" }), status: 404 },
+  { name: "sign in with a malformed body", send: () => app.post("/api/session", { user: "ada" }), status: 400, field: "body.userId" },
+  { name: "a forged session cookie", send: () => appClient(inject("appUrl"), "lab_session=ada.forged").get("/api/users/ada"), status: 401 },
+  { name: "lab strategy unknown", send: () => app.put("/api/lab", { strategy: "hope" }), status: 400, field: "body.strategy" },
+  { name: "lab TTL out of bounds", send: () => app.put("/api/lab", { leaseTtlMs: 5 }), status: 400, field: "body.leaseTtlMs" },
+  { name: "lab failure rate above 1", send: () => app.put("/api/lab", { provider: { failureRate: 2 } }), status: 400, field: "body.provider.failureRate" },
+  { name: "lab unknown setting", send: () => app.put("/api/lab", { turbo: true }), status: 400, field: "body.turbo" },
+];
+
+describe("every bad input gets its 4xx and changes nothing", () => {
+  it.each(cases)("$name → $status", async ({ send, status, field }) => {
+    const before = await observableState();
+    const answer = await send();
+    expect(answer.status).toBe(status);
+    expect(answer.headers.get("content-type")).toBe("application/problem+json");
+    expect(answer.body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
+    expect(answer.body.type).toMatch(/^https:\/\//);
+    if (field) expect(answer.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+    expect(await observableState()).toEqual(before);
+  });
+});

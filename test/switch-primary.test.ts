@@ -1,0 +1,96 @@
+import { beforeEach, describe, expect, inject, it } from "vitest";
+import { appClient, type AppClient } from "./http-client";
+
+const app = appClient(inject("appUrl"));
+let ada: AppClient;
+
+beforeEach(async () => {
+  await app.reset();
+  ada = await app.signedIn("ada");
+});
+
+const adaTargets = ["github|8812", "auth0|ada-email", "apple|001122.ada"];
+
+describe("POST /api/users/{userId}/primary", () => {
+  it("switches the primary at the provider and locally", async () => {
+    await app.configure({ provider: { latencyMs: 20 } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ primaryIdentityId: "github|8812", changed: true });
+    expect(answer.body.operationId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const view = await ada.get("/api/users/ada");
+    expect(view.body.primaryIdentityId).toBe("github|8812");
+    expect(view.body.lease).toEqual({ held: false, expiresAt: null });
+    expect((await app.audit()).consistent).toBe(true);
+
+    const calls = (await app.provider()).calls;
+    expect(calls.map((call: any) => `${call.method} ${call.path} ${call.status}`)).toEqual([
+      "DELETE /api/v2/users/google-oauth2|104423/identities/github/8812 200",
+      "POST /api/v2/users/github|8812/identities 201",
+    ]);
+    expect(calls.every((call: any) => call.operationId === answer.body.operationId)).toBe(true);
+  });
+
+  it("under `lease`, lets one of many concurrent requests through and answers the rest 409 at once", async () => {
+    await app.configure({ strategy: "lease", provider: { latencyMs: 300 } });
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => ada.promote("ada", adaTargets[index % adaTargets.length]!)));
+
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(11);
+    for (const loser of answers.filter((answer) => answer.status === 409)) {
+      expect(loser.headers.get("content-type")).toBe("application/problem+json");
+      expect(loser.body.type).toMatch(/\/operation-in-progress$/);
+      expect(loser.body.title).toBe("Another operation is already in progress");
+      expect(Date.parse(loser.body.expiresAt)).not.toBeNaN();
+      expect(Number(loser.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    const audit = await app.audit();
+    expect(audit.users.find((user: any) => user.userId === "ada")).toMatchObject({ consistent: true, violations: [] });
+    expect(audit.consistent).toBe(true);
+    expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
+  });
+
+  it("under `none`, two concurrent switches corrupt the provider and the audit names it", async () => {
+    await app.configure({ strategy: "none", provider: { latencyMs: 300 } });
+    const answers = await Promise.all([ada.promote("ada", "github|8812"), ada.promote("ada", "auth0|ada-email")]);
+
+    // Both read the same old primary, both unlinked their target; only one link could succeed.
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 502]);
+    const failed = answers.find((answer) => answer.status === 502)!;
+    expect(failed.body).toMatchObject({ step: "link", providerStatus: 400 });
+    const adaAudit = (await app.audit()).users.find((user: any) => user.userId === "ada");
+    expect(adaAudit.consistent).toBe(false);
+    expect(adaAudit.violations.join("\n")).toMatch(/is orphaned in its own account/);
+  });
+
+  it("answers an identity that is already primary with changed: false and no provider call", async () => {
+    const answer = await ada.promote("ada", "google-oauth2|104423");
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ primaryIdentityId: "google-oauth2|104423", changed: false });
+    expect((await app.provider()).calls).toEqual([]);
+  });
+
+  it("answers a provider failure 502 with the failing step and frees the lease", async () => {
+    await app.configure({ provider: { latencyMs: 10, failureRate: 1 } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({ step: "unlink", providerStatus: 503 });
+    expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
+    expect((await app.audit()).consistent).toBe(true);
+  });
+
+  it("answers 504 with the step when the provider is slower than the lease allows, and frees the lease", async () => {
+    await app.configure({ leaseTtlMs: 1_000, provider: { latencyMs: 3_000 } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({ step: "unlink" });
+    expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
+
+    // The provider reached the call only after the caller gave up, so it did not apply it.
+    const statuses = async () => (await app.provider()).calls.map((call: { status: number }) => call.status);
+    await expect.poll(statuses, { timeout: 10_000 }).toEqual([499]);
+    expect((await app.audit()).consistent).toBe(true);
+  });
+});
