@@ -1,8 +1,13 @@
 export async function register(): Promise<void> {
-  // MSW's interception is Node-only; the edge runtime never calls the provider.
+  // MSW's interception and the pg pool are Node-only; the edge runtime never calls the provider.
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { config } = await import("./lib/config");
-  if (!config.simulateProvider) return;
-  const { startSimulatedProvider } = await import("./lib/provider-sim/server");
-  startSimulatedProvider();
+  if (config.simulateProvider) {
+    const { startSimulatedProvider } = await import("./lib/provider-sim/server");
+    startSimulatedProvider();
+  }
+  if (config.databaseUrl) {
+    const [{ applyStoredPoolSize }, { appDb }] = await Promise.all([import("./lib/lab"), import("./lib/db")]);
+    await applyStoredPoolSize(appDb()).catch((error: unknown) => console.error("[start-up] could not read the lab settings:", error));
+  }
 }

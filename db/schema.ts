@@ -9,6 +9,7 @@ export interface UsersTable {
   id: string;
   display_name: string;
   primary_identity_id: string;
+  version: Generated<number>;
 }
 
 export interface IdentitiesTable {
@@ -50,6 +51,13 @@ export interface IdpCallsTable {
   status: number;
   operation_id: string | null;
   duration_ms: number;
+  outcome: string | null;
+}
+
+export interface IdpRandomStateTable {
+  id: ColumnType<boolean, boolean | undefined, never>;
+  seed: number | null;
+  draws: string;
 }
 
 export interface Database {
@@ -60,4 +68,5 @@ export interface Database {
   "idp.accounts": IdpAccountsTable;
   "idp.identities": IdpIdentitiesTable;
   "idp.calls": IdpCallsTable;
+  "idp.random_state": IdpRandomStateTable;
 }

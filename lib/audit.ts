@@ -5,7 +5,14 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import type { ProviderAccount } from "./identity-provider";
-import { fetchProviderState } from "./provider-sim/lab-client";
+import { fetchProviderState, type ProviderCall } from "./provider-sim/lab-client";
+
+/** A violation, the identities it is about, and the operations whose provider calls touched them. */
+export interface Finding {
+  violation: string;
+  identityIds: string[];
+  operationIds: string[];
+}
 
 export interface UserAudit {
   userId: string;
@@ -13,6 +20,7 @@ export interface UserAudit {
   localPrimaryIdentityId: string;
   providerPrimaryIdentityId: string | null;
   violations: string[];
+  findings: Finding[];
 }
 
 export interface AuditReport {
@@ -21,7 +29,7 @@ export interface AuditReport {
 }
 
 export async function auditConsistency(db: Kysely<Database>): Promise<AuditReport> {
-  const [users, identities, { accounts }] = await Promise.all([
+  const [users, identities, { accounts, calls }] = await Promise.all([
     db.selectFrom("users").select(["id", "primary_identity_id"]).orderBy("id").execute(),
     db.selectFrom("identities").select(["id", "user_id"]).orderBy("position").execute(),
     fetchProviderState(),
@@ -32,23 +40,25 @@ export async function auditConsistency(db: Kysely<Database>): Promise<AuditRepor
       user.primary_identity_id,
       identities.filter((identity) => identity.user_id === user.id).map((identity) => identity.id),
       accounts,
+      calls,
     ),
   );
   return { consistent: audits.every((audit) => audit.consistent), users: audits };
 }
 
 /** Pure: compares one user's local view with the provider's accounts and names each difference. */
-export function auditUser(userId: string, localPrimary: string, identityIds: string[], accounts: ProviderAccount[]): UserAudit {
+export function auditUser(userId: string, localPrimary: string, identityIds: string[], accounts: ProviderAccount[], calls: ProviderCall[] = []): UserAudit {
   const accountOf = new Map<string, string>();
   for (const account of accounts) {
     for (const identity of account.identities) accountOf.set(`${identity.provider}|${identity.user_id}`, account.user_id);
   }
-  const violations: string[] = [];
+  const found: { violation: string; identityIds: string[] }[] = [];
+  const violate = (violation: string, ...about: string[]) => found.push({ violation, identityIds: about });
   const holders = new Map<string, string[]>();
   for (const identityId of identityIds) {
     const accountId = accountOf.get(identityId);
     if (!accountId) {
-      violations.push(`${identityId} is missing at the provider`);
+      violate(`${identityId} is missing at the provider`, identityId);
       continue;
     }
     holders.set(accountId, [...(holders.get(accountId) ?? []), identityId]);
@@ -58,21 +68,36 @@ export function auditUser(userId: string, localPrimary: string, identityIds: str
   const main = [...holders.entries()].sort(([a, aIds], [b, bIds]) => bIds.length - aIds.length || Number(b === localPrimary) - Number(a === localPrimary))[0];
   const providerPrimary = main?.[0] ?? null;
   if (providerPrimary && providerPrimary !== localPrimary) {
-    violations.push(`provider primary is ${providerPrimary}, local primary is ${localPrimary}`);
+    violate(`provider primary is ${providerPrimary}, local primary is ${localPrimary}`, providerPrimary, localPrimary);
   }
   for (const [accountId, held] of holders) {
     if (accountId === providerPrimary) continue;
-    violations.push(
-      held.length === 1 && held[0] === accountId
-        ? `${accountId} is orphaned in its own account`
-        : `${held.join(", ")} sit apart in account ${accountId}`,
-    );
+    violate(held.length === 1 && held[0] === accountId ? `${accountId} is orphaned in its own account` : `${held.join(", ")} sit apart in account ${accountId}`, ...held);
   }
   const own = new Set(identityIds);
   const mainAccount = accounts.find((account) => account.user_id === providerPrimary);
   for (const identity of mainAccount?.identities ?? []) {
     const id = `${identity.provider}|${identity.user_id}`;
-    if (!own.has(id)) violations.push(`${id}, not ${userId}'s, is linked under ${providerPrimary}`);
+    if (!own.has(id)) violate(`${id}, not ${userId}'s, is linked under ${providerPrimary}`, id);
   }
-  return { userId, consistent: violations.length === 0, localPrimaryIdentityId: localPrimary, providerPrimaryIdentityId: providerPrimary, violations };
+  const findings = found.map((finding) => ({ ...finding, operationIds: operationsTouching(finding.identityIds, calls) }));
+  return {
+    userId,
+    consistent: findings.length === 0,
+    localPrimaryIdentityId: localPrimary,
+    providerPrimaryIdentityId: providerPrimary,
+    violations: findings.map((finding) => finding.violation),
+    findings,
+  };
+}
+
+/** The operations (newest first) whose provider calls named one of these identities in their path. */
+function operationsTouching(identityIds: string[], calls: ProviderCall[]): string[] {
+  // An identity appears in a path as an account id (`/github|8812/`) or as `/{provider}/{user_id}`.
+  const spellings = identityIds.flatMap((id) => [`/${id}/`, `/${id.replace("|", "/")}/`]);
+  const operations = new Set<string>();
+  for (const call of [...calls].reverse()) {
+    if (call.operationId && spellings.some((spelling) => `${call.path}/`.includes(spelling))) operations.add(call.operationId);
+  }
+  return [...operations];
 }

@@ -21,3 +21,22 @@ export function appDatabase(): AppDatabase {
 }
 
 export const appDb = (): Kysely<Database> => appDatabase().db;
+
+export interface PoolStats {
+  size: number;
+  total: number;
+  idle: number;
+  inUse: number;
+  waiting: number;
+}
+
+/** This instance's pool, live: what `transaction` and `advisory` exhaust and `lease` does not. */
+export function poolStats(): PoolStats {
+  const { pool } = appDatabase();
+  return { size: pool.options.max, total: pool.totalCount, idle: pool.idleCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount };
+}
+
+/** Applies the lab's pool size to this instance; pg-pool reads its `max` at every checkout. */
+export function applyPoolSize(size: number): void {
+  appDatabase().pool.options.max = size;
+}

@@ -1,55 +1,142 @@
-import type { Kysely } from "kysely";
+/**
+ * The lab's settings: one JSON document in the database, so every tab and every app instance shares
+ * them. `PUT /api/lab` takes any part of it (a deep partial); the merged whole is validated again.
+ */
+import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../db/schema";
 import { config } from "./config";
 
-export const strategies = ["lease", "none"] as const;
+export const strategies = ["lease", "none", "transaction", "advisory", "optimistic"] as const;
 export type Strategy = (typeof strategies)[number];
 
-const providerSettingsSchema = z.strictObject({
-  latencyMs: z.number().int().min(0).max(30_000),
-  jitterMs: z.number().int().min(0).max(10_000),
-  failureRate: z.number().min(0).max(1),
-});
+export const providerEndpoints = ["get", "unlink", "link"] as const;
+export type ProviderEndpoint = (typeof providerEndpoints)[number];
 
-export const labSettingsSchema = z.strictObject({
-  strategy: z.enum(strategies),
-  leaseTtlMs: z.number().int().min(500).max(120_000),
-  clientGuard: z.boolean(),
-  provider: providerSettingsSchema,
-});
+/** One-shot outcomes that can be queued per endpoint, to stage "first call succeeds, second fails". */
+export const scriptedOutcomes = ["ok", "500", "503", "429", "network-error", "timeout", "applied-late"] as const;
+export type ScriptedOutcome = (typeof scriptedOutcomes)[number];
+
+export const latencyModes = ["fixed", "uniform", "longTail"] as const;
+
+const milliseconds = z.number().int().min(0).max(60_000);
+const rate = z.number().min(0).max(1);
+
+/** How one provider endpoint (or all of them) misbehaves. */
+const chaosShape = {
+  latencyMode: z.enum(latencyModes),
+  /** fixed: latencyMs ± jitterMs */
+  latencyMs: milliseconds,
+  jitterMs: milliseconds,
+  /** uniform: between minLatencyMs and maxLatencyMs */
+  minLatencyMs: milliseconds,
+  maxLatencyMs: milliseconds,
+  /** longTail: log-normal with this median and 99th percentile */
+  medianLatencyMs: milliseconds,
+  p99LatencyMs: milliseconds,
+  /** share of calls answered with `errorStatus` */
+  failureRate: rate,
+  errorStatus: z.union([z.literal(500), z.literal(503)]),
+  /** share of calls that fail at the network level (no HTTP answer) */
+  networkErrorRate: rate,
+  /** share of calls that hang until the caller gives up */
+  timeoutRate: rate,
+  /** share of calls answered 429 with Retry-After */
+  rateLimitRate: rate,
+  retryAfterSeconds: z.number().int().min(0).max(60),
+  /** share of calls the provider applies but answers only after the caller's deadline */
+  appliedLateRate: rate,
+};
+
+type Chaos = { [K in keyof typeof chaosShape]: z.infer<(typeof chaosShape)[K]> };
+/** Per-endpoint overrides: null inherits the global value. */
+const endpointOverridesSchema = z.strictObject(
+  Object.fromEntries(Object.entries(chaosShape).map(([key, schema]) => [key, schema.nullable()])) as {
+    [K in keyof typeof chaosShape]: z.ZodNullable<(typeof chaosShape)[K]>;
+  },
+);
+const scriptSchema = z.array(z.enum(scriptedOutcomes)).max(20);
+
+export const labSettingsSchema = z
+  .strictObject({
+    strategy: z.enum(strategies),
+    leaseTtlMs: z.number().int().min(500).max(120_000),
+    clientGuard: z.boolean(),
+    /** Connections in each app instance's pool: small, so that exhausting it is visible. */
+    poolSize: z.number().int().min(1).max(20),
+    provider: z.strictObject({
+      ...chaosShape,
+      /** A seed makes every random choice of the provider repeatable; null uses Math.random. */
+      seed: z.number().int().min(0).max(2 ** 31 - 1).nullable(),
+      endpoints: z.strictObject({ get: endpointOverridesSchema, unlink: endpointOverridesSchema, link: endpointOverridesSchema }),
+      script: z.strictObject({ get: scriptSchema, unlink: scriptSchema, link: scriptSchema }),
+    }),
+  })
+  .superRefine((settings, context) => {
+    for (const endpoint of providerEndpoints) {
+      const chaos = effectiveChaos(settings, endpoint);
+      const at = (field: string) => (settings.provider.endpoints[endpoint][field as keyof Chaos] === null ? ["provider", field] : ["provider", "endpoints", endpoint, field]);
+      if (chaos.minLatencyMs > chaos.maxLatencyMs) context.addIssue({ code: "custom", path: at("minLatencyMs"), message: `must not exceed maxLatencyMs (for ${endpoint})` });
+      if (chaos.medianLatencyMs > chaos.p99LatencyMs) context.addIssue({ code: "custom", path: at("medianLatencyMs"), message: `must not exceed p99LatencyMs (for ${endpoint})` });
+      const total = chaos.failureRate + chaos.networkErrorRate + chaos.timeoutRate + chaos.rateLimitRate + chaos.appliedLateRate;
+      if (total > 1 + 1e-9) context.addIssue({ code: "custom", path: at("failureRate"), message: `the failure rates of ${endpoint} add up to more than 1` });
+    }
+  });
 
 export type LabSettings = z.infer<typeof labSettingsSchema>;
 
-/** What `PUT /api/lab` accepts: any part of the settings, nested objects partial too. */
-export const labSettingsPatchSchema = z.strictObject({
-  strategy: labSettingsSchema.shape.strategy.optional(),
-  leaseTtlMs: labSettingsSchema.shape.leaseTtlMs.optional(),
-  clientGuard: labSettingsSchema.shape.clientGuard.optional(),
-  provider: providerSettingsSchema.partial().optional(),
-});
+/** Any part of the settings, nested objects partial too; arrays and null replace. */
+export const labSettingsPatchSchema = deepPartial(labSettingsSchema);
 
-export type LabSettingsPatch = z.infer<typeof labSettingsPatchSchema>;
+const calmChaos: Chaos = {
+  latencyMode: "fixed",
+  latencyMs: 800,
+  jitterMs: 0,
+  minLatencyMs: 200,
+  maxLatencyMs: 1_500,
+  medianLatencyMs: 400,
+  p99LatencyMs: 4_000,
+  failureRate: 0,
+  errorStatus: 503,
+  networkErrorRate: 0,
+  timeoutRate: 0,
+  rateLimitRate: 0,
+  retryAfterSeconds: 1,
+  appliedLateRate: 0,
+};
+
+const noOverrides = Object.fromEntries(Object.keys(calmChaos).map((key) => [key, null])) as { [K in keyof Chaos]: null };
 
 export const defaultLabSettings: LabSettings = {
   strategy: "lease",
   leaseTtlMs: 10_000,
   clientGuard: false,
-  provider: { latencyMs: 800, jitterMs: 0, failureRate: 0 },
+  poolSize: 4,
+  provider: {
+    ...calmChaos,
+    seed: null,
+    endpoints: { get: noOverrides, unlink: noOverrides, link: noOverrides },
+    script: { get: [], unlink: [], link: [] },
+  },
 };
+
+/** The misbehaviour in force for one endpoint: its overrides over the global values. */
+export function effectiveChaos(settings: LabSettings, endpoint: ProviderEndpoint): Chaos {
+  const overrides = settings.provider.endpoints[endpoint];
+  return Object.fromEntries(
+    Object.keys(calmChaos).map((key) => [key, overrides[key as keyof Chaos] ?? settings.provider[key as keyof Chaos]]),
+  ) as Chaos;
+}
 
 /** The settings in force: shared by every tab and app instance because they live in the database. */
 export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings> {
   if (!config.labEnabled) return defaultLabSettings;
   const row = await db.selectFrom("lab_settings").select("settings").executeTakeFirst();
-  if (!row) return defaultLabSettings;
-  // Stored settings from an older shape fall back to the defaults field by field.
-  const parsed = labSettingsSchema.safeParse(applyPatch(defaultLabSettings, row.settings as LabSettingsPatch));
-  return parsed.success ? parsed.data : defaultLabSettings;
+  return row ? settingsFrom(row.settings) : defaultLabSettings;
 }
 
-export async function updateLabSettings(db: Kysely<Database>, patch: LabSettingsPatch): Promise<LabSettings> {
-  const next = labSettingsSchema.parse(applyPatch(await getLabSettings(db), patch));
+export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
+  const next = labSettingsSchema.parse(deepMerge(await getLabSettings(db), patch));
   await db
     .insertInto("lab_settings")
     .values({ settings: JSON.stringify(next) })
@@ -58,6 +145,47 @@ export async function updateLabSettings(db: Kysely<Database>, patch: LabSettings
   return next;
 }
 
-function applyPatch(base: LabSettings, patch: LabSettingsPatch): LabSettings {
-  return { ...base, ...patch, provider: { ...base.provider, ...patch.provider } };
+/**
+ * Takes the next scripted outcome queued for `endpoint`, if any. Row-locked, so that each queued
+ * outcome is used by exactly one call, whichever app instance makes it.
+ */
+export async function takeScriptedOutcome(db: Kysely<Database>, endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null> {
+  if (!config.labEnabled) return null;
+  return db.transaction().execute(async (trx) => {
+    const row = await sql<{ settings: unknown }>`SELECT settings FROM lab_settings FOR UPDATE`.execute(trx);
+    if (!row.rows[0]) return null;
+    const settings = settingsFrom(row.rows[0].settings);
+    const [next, ...rest] = settings.provider.script[endpoint];
+    if (!next) return null;
+    const updated = { ...settings, provider: { ...settings.provider, script: { ...settings.provider.script, [endpoint]: rest } } };
+    await trx.updateTable("lab_settings").set({ settings: JSON.stringify(updated) }).execute();
+    return next;
+  });
+}
+
+// Stored settings from an older shape fall back to the defaults field by field.
+function settingsFrom(stored: unknown): LabSettings {
+  const parsed = labSettingsSchema.safeParse(deepMerge(defaultLabSettings, stored));
+  return parsed.success ? parsed.data : defaultLabSettings;
+}
+
+/** Plain objects merge key by key; anything else (numbers, strings, arrays, null) replaces. */
+export function deepMerge<T>(base: T, patch: unknown): T {
+  if (!isPlainObject(base) || !isPlainObject(patch)) return (patch === undefined ? base : patch) as T;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(patch)) merged[key] = key in base ? deepMerge(base[key], value) : value;
+  return merged as T;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A zod schema accepting any part of `schema`: object fields become optional, all the way down. */
+function deepPartial(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject) {
+    const shape = Object.fromEntries(Object.entries(schema.shape as Record<string, z.ZodType>).map(([key, field]) => [key, deepPartial(field).optional()]));
+    return z.strictObject(shape);
+  }
+  return schema;
 }

@@ -73,6 +73,17 @@ export class OperationInProgress extends Problem {
   }
 }
 
+export class StaleWrite extends Problem {
+  constructor(userId: string) {
+    super(
+      409,
+      "stale-write",
+      "The user changed while this operation ran",
+      `Another write to ${userId} landed after this operation read it, so its result was not saved; the provider was already changed.`,
+    );
+  }
+}
+
 export type ProviderStep = "unlink" | "link";
 
 export class ProviderStepFailed extends Problem {

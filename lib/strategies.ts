@@ -1,13 +1,14 @@
 /**
  * How the switch's steps are guarded against a concurrent switch for the same user. Each guard runs the
- * steps' body with the database handle to use, the signal that bounds the provider calls, and the save.
+ * steps' body with the database handle to use, the signal that bounds the provider calls, and the save;
+ * the steps themselves (lib/switch-primary.ts) never ask which strategy is in force.
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import type { Strategy } from "./lab-settings";
 import { identityActionLease } from "./lease-lock";
-import { OperationInProgress, UserNotFound } from "./problems";
-import { saveUser, type User } from "./users";
+import { OperationInProgress, StaleWrite, UserNotFound } from "./problems";
+import { readVersion, saveUser, type User } from "./users";
 
 export interface GuardRequest {
   db: Kysely<Database>;
@@ -33,7 +34,9 @@ export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.ro
 
 const deadlineSignal = (budgetMs: number): AbortSignal => AbortSignal.timeout(Math.max(0, Math.floor(budgetMs)));
 
-const plainSave = (db: Kysely<Database>) => (user: User, primaryIdentityId: string) => saveUser(db, { ...user, primaryIdentityId });
+const plainSave = (db: Kysely<Database>) => async (user: User, primaryIdentityId: string) => {
+  await saveUser(db, { ...user, primaryIdentityId });
+};
 
 /** The lease stored as data: one UPDATE to acquire, one to release, no connection held in between. */
 const leaseGuard: Guard = {
@@ -44,8 +47,8 @@ const leaseGuard: Guard = {
       throw acquired.reason === "not-found" ? new UserNotFound(userId) : new OperationInProgress(acquired.expiresAt, acquired.remainingMs);
     }
     const { lease } = acquired;
-    // The database told us how long the lease has; time already spent since we asked counts against it.
     try {
+      // The database told us how long the lease has; time already spent since we asked counts against it.
       const budgetMs = lease.remainingMs - safetyMarginMs(ttlMs) - (performance.now() - started);
       return await body({ db, signal: deadlineSignal(budgetMs), fence: lease.fence, savePrimary: plainSave(db) });
     } finally {
@@ -59,7 +62,53 @@ const noGuard: Guard = {
   run: ({ db, ttlMs }, body) => body({ db, signal: deadlineSignal(ttlMs), savePrimary: plainSave(db) }),
 };
 
-export const guards: Record<Strategy, Guard> = { lease: leaseGuard, none: noGuard };
+/**
+ * The `@Transactional` answer: a row lock held by an open transaction around the slow calls. Correct,
+ * but every request (the waiting ones too) holds a pooled connection for the whole time.
+ */
+const transactionGuard: Guard = {
+  run: ({ db, userId, ttlMs }, body) =>
+    db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom("users").select("id").where("id", "=", userId).forUpdate().executeTakeFirst();
+      if (!row) throw new UserNotFound(userId);
+      return body({ db: trx, signal: deadlineSignal(ttlMs), savePrimary: plainSave(trx) });
+    }),
+};
+
+/** A transaction-scoped advisory lock on the user: the same connection cost as `transaction`. */
+const advisoryGuard: Guard = {
+  run: ({ db, userId, ttlMs }, body) =>
+    db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${`users.identity_action:${userId}`}))`.execute(trx);
+      return body({ db: trx, signal: deadlineSignal(ttlMs), savePrimary: plainSave(trx) });
+    }),
+};
+
+/**
+ * Optimistic concurrency: remember the row's version, do the work, write only if the version is
+ * unchanged. It detects the lost race, but only after the provider has been changed.
+ */
+const optimisticGuard: Guard = {
+  async run({ db, userId, ttlMs }, body) {
+    const version = await readVersion(db, userId);
+    if (version === null) throw new UserNotFound(userId);
+    return body({
+      db,
+      signal: deadlineSignal(ttlMs),
+      savePrimary: async (user, primaryIdentityId) => {
+        if (!(await saveUser(db, { ...user, primaryIdentityId }, version))) throw new StaleWrite(userId);
+      },
+    });
+  },
+};
+
+export const guards: Record<Strategy, Guard> = {
+  lease: leaseGuard,
+  none: noGuard,
+  transaction: transactionGuard,
+  advisory: advisoryGuard,
+  optimistic: optimisticGuard,
+};
 
 /**
  * A failed release must not turn a finished operation into an error: it is logged and retried in the

@@ -38,13 +38,23 @@ export async function findUser(db: Kysely<Database>, userId: string): Promise<Us
   return row ? { id: row.id, displayName: row.display_name, primaryIdentityId: row.primary_identity_id } : null;
 }
 
-/** Writes the user's own fields; never the lease, which only `lib/lease-lock.ts` writes. */
-export async function saveUser(db: Kysely<Database>, user: User): Promise<void> {
-  await db
+/**
+ * Writes the user's own fields and bumps its version; never the lease, which only `lib/lease-lock.ts`
+ * writes. With `expectedVersion`, writes only if nobody else wrote since that version was read.
+ * Returns whether the row was written.
+ */
+export async function saveUser(db: Kysely<Database>, user: User, expectedVersion?: number): Promise<boolean> {
+  let update = db
     .updateTable("users")
-    .set({ display_name: user.displayName, primary_identity_id: user.primaryIdentityId })
-    .where("id", "=", user.id)
-    .execute();
+    .set((eb) => ({ display_name: user.displayName, primary_identity_id: user.primaryIdentityId, version: eb("version", "+", 1) }))
+    .where("id", "=", user.id);
+  if (expectedVersion !== undefined) update = update.where("version", "=", expectedVersion);
+  return (await update.executeTakeFirst()).numUpdatedRows === 1n;
+}
+
+export async function readVersion(db: Kysely<Database>, userId: string): Promise<number | null> {
+  const row = await db.selectFrom("users").select("version").where("id", "=", userId).executeTakeFirst();
+  return row?.version ?? null;
 }
 
 export async function identitiesOf(db: Kysely<Database>, userId: string): Promise<Identity[]> {

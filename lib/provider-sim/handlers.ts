@@ -8,32 +8,45 @@ import { delay, http, HttpResponse } from "msw";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
 import { seedProviderAccounts } from "../../db/seed-data";
-import { getLabSettings, type LabSettings } from "../lab-settings";
+import { effectiveChaos, getLabSettings, takeScriptedOutcome, type ProviderEndpoint, type ScriptedOutcome } from "../lab-settings";
+import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
 import { getAccount, IdpError, linkAccount, listAccounts, resetProviderState, unlinkIdentity } from "./store";
 
-type Answer = { status: number; body: unknown };
+type Answer = { status: number; body: unknown; headers?: Record<string, string> };
+/** What became of a call, for the log: its HTTP answer (0 for none) and anything unusual about it. */
+type Played = { answer: Answer | "network-error"; logStatus: number; outcome: string | null };
 
 const linkBodySchema = z.object({ provider: z.string().min(1), user_id: z.string().min(1) });
 
+/** How long a "hanging" provider waits for its caller to give up before it gives up itself. */
+const hangLimitMs = 120_000;
+
 export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Database>) {
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
-  function endpoint(perform: (request: Request, params: Record<string, string>) => Promise<Answer>) {
+  function endpoint(name: ProviderEndpoint, perform: (request: Request, params: Record<string, string>) => Promise<Answer>) {
     return async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
       const started = performance.now();
       const settings = await getLabSettings(db());
-      await delay(latencyOf(settings));
-      const answer = await answerFor(settings, request, () => perform(request, decodeParams(params)));
+      const chaos = effectiveChaos(settings, name);
+      const random = await randomSource(db(), settings.provider.seed);
+      const outcome = (await takeScriptedOutcome(db(), name)) ?? rollOutcome(chaos, random);
+      const latencyMs = sampleLatency(chaos, random);
+      const apply = () => applied(() => perform(request, decodeParams(params)));
+
+      const played = await play(outcome, latencyMs, chaos.retryAfterSeconds, request.signal, apply);
       await db()
         .insertInto("idp.calls")
         .values({
           method: request.method,
           path: decodeURIComponent(new URL(request.url).pathname),
-          status: answer.status,
+          status: played.logStatus,
+          outcome: played.outcome,
           operation_id: request.headers.get("X-Operation-Id"),
           duration_ms: Math.round(performance.now() - started),
         })
         .execute();
-      return HttpResponse.json(answer.body as Record<string, unknown>, { status: answer.status });
+      if (played.answer === "network-error") return HttpResponse.error();
+      return HttpResponse.json(played.answer.body as Record<string, unknown>, { status: played.answer.status, headers: played.answer.headers });
     };
   }
 
@@ -41,19 +54,19 @@ export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Data
   return [
     http.get(
       `${api}/users/:id`,
-      endpoint(async (_request, params) => ({ status: 200, body: await getAccount(db(), params.id!) })),
+      endpoint("get", async (_request, params) => ({ status: 200, body: await getAccount(db(), params.id!) })),
     ),
     http.delete(
       `${api}/users/:primaryId/identities/:provider/:userId`,
-      endpoint(async (_request, params) => ({
+      endpoint("unlink", async (_request, params) => ({
         status: 200,
         body: await unlinkIdentity(db(), params.primaryId!, params.provider!, params.userId!),
       })),
     ),
     http.post(
       `${api}/users/:primaryId/identities`,
-      endpoint(async (request, params) => {
-        const body = linkBodySchema.safeParse(await request.json().catch(() => null));
+      endpoint("link", async (request, params) => {
+        const body = linkBodySchema.safeParse(await request.clone().json().catch(() => null));
         if (!body.success) throw new IdpError(400, "Bad Request", "Payload validation error: provider and user_id are required", "invalid_body");
         return { status: 201, body: await linkAccount(db(), params.primaryId!, body.data.provider, body.data.user_id) };
       }),
@@ -67,6 +80,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Data
           method: call.method,
           path: call.path,
           status: call.status,
+          outcome: call.outcome,
           operationId: call.operation_id,
           durationMs: call.duration_ms,
         })),
@@ -74,32 +88,97 @@ export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Data
     }),
     http.post(`${baseUrl}/lab/reset`, async () => {
       await resetProviderState(db(), seedProviderAccounts());
+      await db().deleteFrom("idp.random_state").execute();
       return new HttpResponse(null, { status: 204 });
     }),
   ];
 }
 
-async function answerFor(settings: LabSettings, request: Request, perform: () => Promise<Answer>): Promise<Answer> {
-  // A caller that gave up before the provider got to the request: the change is not applied.
-  if (request.signal.aborted) return idpErrorAnswer(new IdpError(499, "Client Closed Request", "The caller closed the request", "client_closed"));
-  if (Math.random() < settings.provider.failureRate) {
-    return idpErrorAnswer(new IdpError(503, "Service Unavailable", "The service is temporarily unavailable", "temporarily_unavailable"));
+async function play(outcome: ScriptedOutcome, latencyMs: number, retryAfterSeconds: number, signal: AbortSignal, apply: () => Promise<Answer>): Promise<Played> {
+  if (outcome === "timeout") {
+    await untilAborted(signal, hangLimitMs);
+    return { answer: "network-error", logStatus: 0, outcome: "timeout" };
   }
+  await delay(latencyMs);
+  switch (outcome) {
+    case "network-error":
+      return { answer: "network-error", logStatus: 0, outcome };
+    case "429":
+      return { answer: rateLimited(retryAfterSeconds), logStatus: 429, outcome: null };
+    case "500":
+      return { answer: errorAnswer(new IdpError(500, "Internal Server Error", "Internal error", "internal_error")), logStatus: 500, outcome: null };
+    case "503":
+      return { answer: errorAnswer(new IdpError(503, "Service Unavailable", "The service is temporarily unavailable", "temporarily_unavailable")), logStatus: 503, outcome: null };
+    case "applied-late": {
+      // The ambiguous outcome: the change is committed, but the answer arrives after the caller left.
+      const answer = await apply();
+      await untilAborted(signal, hangLimitMs);
+      return { answer, logStatus: answer.status, outcome };
+    }
+    case "ok": {
+      // A caller that gave up before the provider got to the request: the change is not applied.
+      if (signal.aborted) return { answer: errorAnswer(new IdpError(499, "Client Closed Request", "The caller closed the request", "client_closed")), logStatus: 499, outcome: "client-closed" };
+      const answer = await apply();
+      return { answer, logStatus: answer.status, outcome: null };
+    }
+  }
+}
+
+async function applied(perform: () => Promise<Answer>): Promise<Answer> {
   try {
     return await perform();
   } catch (error) {
-    if (error instanceof IdpError) return idpErrorAnswer(error);
+    if (error instanceof IdpError) return errorAnswer(error);
     throw error;
   }
 }
 
-function idpErrorAnswer(error: IdpError): Answer {
+function errorAnswer(error: IdpError): Answer {
   return { status: error.statusCode, body: { statusCode: error.statusCode, error: error.error, message: error.message, errorCode: error.errorCode } };
 }
 
-function latencyOf(settings: LabSettings): number {
-  const { latencyMs, jitterMs } = settings.provider;
-  return Math.max(0, latencyMs + (Math.random() * 2 - 1) * jitterMs);
+function rateLimited(retryAfterSeconds: number): Answer {
+  const answer = errorAnswer(new IdpError(429, "Too Many Requests", "Global limit has been reached", "too_many_requests"));
+  return {
+    ...answer,
+    headers: {
+      "Retry-After": String(retryAfterSeconds),
+      "x-ratelimit-limit": "50",
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": String(Math.ceil(Date.now() / 1000) + retryAfterSeconds),
+    },
+  };
+}
+
+/**
+ * The random source for one call: seeded runs take the next draw number from the database, so the
+ * sequence is the same on every app instance and after every reset; unseeded runs use Math.random.
+ */
+async function randomSource(db: Kysely<Database>, seed: number | null): Promise<Random> {
+  if (seed === null) return Math.random;
+  const { draws } = await db
+    .insertInto("idp.random_state")
+    .values({ seed, draws: "1" })
+    .onConflict((conflict) =>
+      conflict.column("id").doUpdateSet((eb) => ({
+        draws: eb.case().when("idp.random_state.seed", "=", seed).then(eb("idp.random_state.draws", "+", "1")).else("1").end(),
+        seed,
+      })),
+    )
+    .returning("draws")
+    .executeTakeFirstOrThrow();
+  return randomForDraw(seed, Number(draws));
+}
+
+function untilAborted(signal: AbortSignal, limitMs: number): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, limitMs);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 function decodeParams(params: Record<string, string | readonly string[] | undefined>): Record<string, string> {

@@ -6,7 +6,10 @@ export interface ProviderCall {
   at: string;
   method: string;
   path: string;
+  /** 0 when the provider gave no HTTP answer (network error, timeout). */
   status: number;
+  /** What the simulated provider did beyond the status: network-error, timeout, applied-late, client-closed. */
+  outcome: string | null;
   operationId: string | null;
   durationMs: number;
 }

@@ -1,8 +1,8 @@
 import type { NextRequest } from "next/server";
 import { appDb } from "@/lib/db";
 import { parseJsonBody, respond } from "@/lib/http";
-import { requireLab } from "@/lib/lab";
-import { getLabSettings, labSettingsPatchSchema, updateLabSettings } from "@/lib/lab-settings";
+import { changeLabSettings, requireLab } from "@/lib/lab";
+import { getLabSettings, labSettingsPatchSchema } from "@/lib/lab-settings";
 
 export async function GET(): Promise<Response> {
   return respond(async () => {
@@ -15,6 +15,6 @@ export async function PUT(request: NextRequest): Promise<Response> {
   return respond(async () => {
     requireLab();
     const patch = await parseJsonBody(request, labSettingsPatchSchema);
-    return Response.json(await updateLabSettings(appDb(), patch));
+    return Response.json(await changeLabSettings(appDb(), patch));
   });
 }
