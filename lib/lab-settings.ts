@@ -6,6 +6,7 @@ import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../db/schema";
 import { config } from "./config";
+import { parseOrThrow } from "./http";
 
 export const strategies = ["lease", "none", "transaction", "advisory", "optimistic"] as const;
 export type Strategy = (typeof strategies)[number];
@@ -73,13 +74,21 @@ export const labSettingsSchema = z
     }),
   })
   .superRefine((settings, context) => {
+    const reported = new Set<string>();
+    const report = (path: string[], message: string) => {
+      if (reported.has(path.join("."))) return;
+      reported.add(path.join("."));
+      context.addIssue({ code: "custom", path, message });
+    };
     for (const endpoint of providerEndpoints) {
       const chaos = effectiveChaos(settings, endpoint);
-      const at = (field: string) => (settings.provider.endpoints[endpoint][field as keyof Chaos] === null ? ["provider", field] : ["provider", "endpoints", endpoint, field]);
-      if (chaos.minLatencyMs > chaos.maxLatencyMs) context.addIssue({ code: "custom", path: at("minLatencyMs"), message: `must not exceed maxLatencyMs (for ${endpoint})` });
-      if (chaos.medianLatencyMs > chaos.p99LatencyMs) context.addIssue({ code: "custom", path: at("medianLatencyMs"), message: `must not exceed p99LatencyMs (for ${endpoint})` });
-      const total = chaos.failureRate + chaos.networkErrorRate + chaos.timeoutRate + chaos.rateLimitRate + chaos.appliedLateRate;
-      if (total > 1 + 1e-9) context.addIssue({ code: "custom", path: at("failureRate"), message: `the failure rates of ${endpoint} add up to more than 1` });
+      const overrides = settings.provider.endpoints[endpoint];
+      // A rule broken by an endpoint's own overrides is reported there; otherwise at the global value.
+      const at = (...fields: (keyof Chaos)[]) => (fields.some((field) => overrides[field] !== null) ? ["provider", "endpoints", endpoint] : ["provider"]);
+      if (chaos.minLatencyMs > chaos.maxLatencyMs) report([...at("minLatencyMs", "maxLatencyMs"), "minLatencyMs"], "must not exceed maxLatencyMs");
+      if (chaos.medianLatencyMs > chaos.p99LatencyMs) report([...at("medianLatencyMs", "p99LatencyMs"), "medianLatencyMs"], "must not exceed p99LatencyMs");
+      const rates = ["failureRate", "networkErrorRate", "timeoutRate", "rateLimitRate", "appliedLateRate"] as const;
+      if (rates.reduce((sum, field) => sum + chaos[field], 0) > 1 + 1e-9) report(at(...rates), `the failure rates of ${endpoint} add up to more than 1`);
     }
   });
 
@@ -136,7 +145,8 @@ export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings>
 }
 
 export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
-  const next = labSettingsSchema.parse(deepMerge(await getLabSettings(db), patch));
+  // The merged whole is validated again: some rules (bounds, rates) span several fields.
+  const next = parseOrThrow(labSettingsSchema, deepMerge(await getLabSettings(db), patch), "body");
   await db
     .insertInto("lab_settings")
     .values({ settings: JSON.stringify(next) })

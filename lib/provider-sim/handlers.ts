@@ -21,20 +21,20 @@ const linkBodySchema = z.object({ provider: z.string().min(1), user_id: z.string
 /** How long a "hanging" provider waits for its caller to give up before it gives up itself. */
 const hangLimitMs = 120_000;
 
-export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Database>) {
+export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>) {
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(name: ProviderEndpoint, perform: (request: Request, params: Record<string, string>) => Promise<Answer>) {
     return async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
       const started = performance.now();
-      const settings = await getLabSettings(db());
+      const settings = await getLabSettings(db);
       const chaos = effectiveChaos(settings, name);
-      const random = await randomSource(db(), settings.provider.seed);
-      const outcome = (await takeScriptedOutcome(db(), name)) ?? rollOutcome(chaos, random);
+      const random = await randomSource(db, settings.provider.seed);
+      const outcome = (await takeScriptedOutcome(db, name)) ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const apply = () => applied(() => perform(request, decodeParams(params)));
 
       const played = await play(outcome, latencyMs, chaos.retryAfterSeconds, request.signal, apply);
-      await db()
+      await db
         .insertInto("idp.calls")
         .values({
           method: request.method,
@@ -54,13 +54,13 @@ export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Data
   return [
     http.get(
       `${api}/users/:id`,
-      endpoint("get", async (_request, params) => ({ status: 200, body: await getAccount(db(), params.id!) })),
+      endpoint("get", async (_request, params) => ({ status: 200, body: await getAccount(db, params.id!) })),
     ),
     http.delete(
       `${api}/users/:primaryId/identities/:provider/:userId`,
       endpoint("unlink", async (_request, params) => ({
         status: 200,
-        body: await unlinkIdentity(db(), params.primaryId!, params.provider!, params.userId!),
+        body: await unlinkIdentity(db, params.primaryId!, params.provider!, params.userId!),
       })),
     ),
     http.post(
@@ -68,13 +68,13 @@ export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Data
       endpoint("link", async (request, params) => {
         const body = linkBodySchema.safeParse(await request.clone().json().catch(() => null));
         if (!body.success) throw new IdpError(400, "Bad Request", "Payload validation error: provider and user_id are required", "invalid_body");
-        return { status: 201, body: await linkAccount(db(), params.primaryId!, body.data.provider, body.data.user_id) };
+        return { status: 201, body: await linkAccount(db, params.primaryId!, body.data.provider, body.data.user_id) };
       }),
     ),
     http.get(`${baseUrl}/lab/state`, async () => {
-      const calls = await db().selectFrom("idp.calls").selectAll().orderBy("id", "desc").limit(300).execute();
+      const calls = await db.selectFrom("idp.calls").selectAll().orderBy("id", "desc").limit(300).execute();
       return HttpResponse.json({
-        accounts: await listAccounts(db()),
+        accounts: await listAccounts(db),
         calls: calls.reverse().map((call) => ({
           at: call.at.toISOString(),
           method: call.method,
@@ -87,8 +87,8 @@ export function simulatedProviderHandlers(baseUrl: string, db: () => Kysely<Data
       });
     }),
     http.post(`${baseUrl}/lab/reset`, async () => {
-      await resetProviderState(db(), seedProviderAccounts());
-      await db().deleteFrom("idp.random_state").execute();
+      await resetProviderState(db, seedProviderAccounts());
+      await db.deleteFrom("idp.random_state").execute();
       return new HttpResponse(null, { status: 204 });
     }),
   ];

@@ -1,0 +1,119 @@
+import { beforeEach, describe, expect, inject, it } from "vitest";
+import { appClient, type AppClient } from "./http-client";
+
+const app = appClient(inject("appUrl"));
+let ada: AppClient;
+
+beforeEach(async () => {
+  await app.reset();
+  await app.configure({ strategy: "lease", provider: { latencyMs: 20 } });
+  ada = await app.signedIn("ada");
+});
+
+const adaAudit = async () => (await app.audit()).users.find((user: { userId: string }) => user.userId === "ada");
+const leaseHeld = async () => (await ada.get("/api/users/ada")).body.lease.held;
+const calls = async () => (await app.provider()).calls as { method: string; status: number; outcome: string | null; durationMs: number }[];
+
+describe("the provider honours each chaos knob, and the lease is free after every failure", () => {
+  it("error rate with a chosen status, per endpoint: link answers 500, the unlink it follows is left half-done", async () => {
+    await app.configure({ provider: { endpoints: { link: { failureRate: 1, errorStatus: 500 } } } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({ step: "link", providerStatus: 500 });
+    expect(await leaseHeld()).toBe(false);
+    expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
+  });
+
+  it("network-error rate: no HTTP answer at all", async () => {
+    await app.configure({ provider: { endpoints: { unlink: { networkErrorRate: 1 } } } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({ step: "unlink", providerStatus: null });
+    expect((await calls()).map((call) => [call.status, call.outcome])).toEqual([[0, "network-error"]]);
+    expect(await leaseHeld()).toBe(false);
+    expect((await adaAudit()).consistent).toBe(true);
+  });
+
+  it("timeout rate: the call hangs until the caller's deadline aborts it", async () => {
+    await app.configure({ leaseTtlMs: 1_500, provider: { endpoints: { link: { timeoutRate: 1 } } } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({ step: "link" });
+    await expect.poll(async () => (await calls()).map((call) => call.outcome), { timeout: 10_000 }).toEqual([null, "timeout"]);
+    expect(await leaseHeld()).toBe(false);
+    expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
+  });
+
+  it("429 rate: rate limited, logged as 429", async () => {
+    await app.configure({ leaseTtlMs: 1_500, provider: { rateLimitRate: 1, retryAfterSeconds: 5 } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.body).toMatchObject({ step: "unlink" });
+    expect((await calls()).every((call) => call.status === 429)).toBe(true);
+    expect(await leaseHeld()).toBe(false);
+    expect((await adaAudit()).consistent).toBe(true);
+  });
+
+  it("applied but answered late: the provider commits, the caller times out, the audit shows the split", async () => {
+    await app.configure({ leaseTtlMs: 1_500, provider: { endpoints: { link: { appliedLateRate: 1 } } } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({ step: "link" });
+    await expect.poll(async () => (await calls()).map((call) => [call.status, call.outcome]), { timeout: 10_000 }).toEqual([
+      [200, null],
+      [201, "applied-late"],
+    ]);
+    expect(await leaseHeld()).toBe(false);
+    expect((await adaAudit()).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+  });
+
+  it("a script of one-shot outcomes per endpoint plays in order, then the provider is calm again", async () => {
+    await app.configure({ provider: { script: { link: ["ok", "503"] } } });
+    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
+    const second = await ada.promote("ada", "auth0|ada-email");
+    expect(second.status).toBe(502);
+    expect(second.body).toMatchObject({ step: "link", providerStatus: 503 });
+    expect((await app.get("/api/lab")).body.provider.script.link).toEqual([]);
+    expect((await calls()).map((call) => call.status)).toEqual([200, 201, 200, 503]);
+  });
+
+  it("uniform latency: every call takes at least the minimum", async () => {
+    await app.configure({ provider: { latencyMode: "uniform", minLatencyMs: 150, maxLatencyMs: 200 } });
+    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
+    expect((await calls()).map((call) => call.durationMs >= 150)).toEqual([true, true]);
+  });
+
+  it("a seeded random source makes a run repeatable", async () => {
+    const settings = { provider: { seed: 4242, latencyMs: 0, endpoints: { unlink: { failureRate: 0.5 } } } };
+    const run = async () => {
+      await app.reset();
+      await app.configure(settings);
+      const statuses: number[] = [];
+      for (const target of ["github|8812", "auth0|ada-email", "apple|001122.ada", "google-oauth2|104423", "github|8812", "auth0|ada-email"]) {
+        statuses.push((await ada.promote("ada", target)).status);
+      }
+      return statuses;
+    };
+    const first = await run();
+    expect(first).toContain(502);
+    expect(first).toContain(200);
+    expect(await run()).toEqual(first);
+  });
+});
+
+describe("chaos settings are validated", () => {
+  it.each([
+    ["rates that add up to more than 1", { provider: { failureRate: 0.6, timeoutRate: 0.6 } }, "body.provider"],
+    ["an endpoint's rates that add up to more than 1", { provider: { endpoints: { link: { networkErrorRate: 0.7, appliedLateRate: 0.7 } } } }, "body.provider.endpoints.link"],
+    ["uniform bounds the wrong way round", { provider: { minLatencyMs: 900, maxLatencyMs: 100 } }, "body.provider.minLatencyMs"],
+    ["an error status other than 500 or 503", { provider: { errorStatus: 418 } }, "body.provider.errorStatus"],
+    ["an unknown scripted outcome", { provider: { script: { link: ["explode"] } } }, "body.provider.script.link.0"],
+    ["an unknown endpoint", { provider: { endpoints: { refresh: {} } } }, "body.provider.endpoints.refresh"],
+    ["a pool of 0", { poolSize: 0 }, "body.poolSize"],
+  ])("refuses %s with 400 and changes nothing", async (_name, patch, field) => {
+    const before = (await app.get("/api/lab")).body;
+    const answer = await app.put("/api/lab", patch);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+    expect((await app.get("/api/lab")).body).toEqual(before);
+  });
+});

@@ -1,0 +1,123 @@
+import { beforeEach, describe, expect, inject, it } from "vitest";
+import { createDb } from "../db/connection";
+import { findUser, saveUser } from "../lib/users";
+import { appClient, type AppClient } from "./http-client";
+
+const app = appClient(inject("appUrl"));
+let ada: AppClient;
+let grace: AppClient;
+
+beforeEach(async () => {
+  await app.reset();
+  [ada, grace] = await Promise.all([app.signedIn("ada"), app.signedIn("grace")]);
+});
+
+const adaTargets = ["github|8812", "auth0|ada-email", "apple|001122.ada"];
+
+/** Starts a promise and records when it settled relative to the others (an order, not a duration). */
+function tracked<T>(promise: Promise<T>, order: string[], name: string): Promise<T> {
+  return promise.finally(() => order.push(name));
+}
+
+const adaAudit = async () => (await app.audit()).users.find((user: { userId: string }) => user.userId === "ada");
+
+describe.each(["none", "optimistic"])("`%s` cannot keep concurrent switches apart", (strategy) => {
+  it("two concurrent switches leave the provider corrupted, and the audit names it", async () => {
+    await app.configure({ strategy, provider: { latencyMs: 300 } });
+    const targets = ["github|8812", "auth0|ada-email"];
+    const answers = await Promise.all(targets.map((target) => ada.promote("ada", target)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 502]);
+    // Both unlinked their target from the same old primary; only one could then link it.
+    const loserTarget = targets[answers.findIndex((answer) => answer.status === 502)];
+    const audit = await adaAudit();
+    expect(audit.consistent).toBe(false);
+    expect(audit.violations).toEqual([`${loserTarget} is orphaned in its own account`]);
+    // The finding points at the operation that left it: the one whose link failed.
+    const loser = (await app.provider()).calls.find((call: { status: number }) => call.status === 400);
+    expect(audit.findings[0].operationIds).toContain(loser.operationId);
+  });
+});
+
+describe("`optimistic`", () => {
+  it("detects a write that landed meanwhile, but only after the provider was changed: 409 stale-write", async () => {
+    await app.configure({ strategy: "optimistic", provider: { latencyMs: 400 } });
+    const { db } = createDb(inject("databaseUrl"), 1);
+    try {
+      const switching = ada.promote("ada", "github|8812");
+      // Once the unlink has landed at the provider, someone else writes the user.
+      await expect.poll(async () => (await app.provider()).calls.length, { timeout: 10_000 }).toBe(1);
+      await saveUser(db, { ...(await findUser(db, "ada"))!, displayName: "Countess of Lovelace" });
+
+      const answer = await switching;
+      expect(answer.status).toBe(409);
+      expect(answer.body.type).toMatch(/\/stale-write$/);
+      expect((await adaAudit()).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describe.each(["transaction", "advisory"])("`%s`", (strategy) => {
+  it("keeps the provider consistent but holds connections: another user's read waits while the pool is exhausted", async () => {
+    await app.configure({ strategy, poolSize: 2, provider: { latencyMs: 1_200 } });
+    const order: string[] = [];
+    const switches = adaTargets.map((target, index) => tracked(ada.promote("ada", target), order, `switch ${index}`));
+    // Two transactions hold both connections (one calling the provider, one waiting for its lock)...
+    await expect.poll(async () => (await app.get("/api/lab/pool")).body, { timeout: 10_000 }).toMatchObject({ inUse: 2, waiting: 1 });
+    // ...so grace's read, which has nothing to do with ada, waits for a connection too.
+    const graceRead = tracked(grace.get("/api/users/grace"), order, "grace read");
+    await expect.poll(async () => (await app.get("/api/lab/pool")).body.waiting, { timeout: 10_000 }).toBeGreaterThan(1);
+    expect(order).toEqual([]);
+
+    const answers = await Promise.all(switches);
+    expect((await graceRead).status).toBe(200);
+    expect(order.indexOf("grace read")).toBeGreaterThan(0);
+    // The waiting switches ran one after another, each on the primary the previous one left.
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect((await app.audit()).consistent).toBe(true);
+  });
+});
+
+describe("`lease`", () => {
+  it("keeps the provider consistent, answers the losers at once and holds no connection while calling the provider", async () => {
+    await app.configure({ strategy: "lease", poolSize: 2, provider: { latencyMs: 800 } });
+    const order: string[] = [];
+    const switches = adaTargets.map((target, index) => tracked(ada.promote("ada", target), order, `switch ${index}`));
+    const answers = await Promise.all(switches.map((pending) => pending.then((answer) => answer)));
+    const winner = `switch ${answers.findIndex((answer) => answer.status === 200)}`;
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409]);
+    // The two losers were answered before the winner finished its provider calls.
+    expect(order.at(-1)).toBe(winner);
+    expect((await app.audit()).consistent).toBe(true);
+  });
+
+  it("lets another user's read through while a switch is calling the provider", async () => {
+    await app.configure({ strategy: "lease", poolSize: 2, provider: { latencyMs: 800 } });
+    const order: string[] = [];
+    const switching = tracked(ada.promote("ada", "github|8812"), order, "switch");
+    await expect.poll(async () => (await ada.get("/api/users/ada")).body.lease.held, { timeout: 10_000 }).toBe(true);
+    const pool = (await app.get("/api/lab/pool")).body;
+    expect(pool.waiting).toBe(0);
+    expect((await tracked(grace.get("/api/users/grace"), order, "grace read")).status).toBe(200);
+    expect((await switching).status).toBe(200);
+    expect(order).toEqual(["grace read", "switch"]);
+  });
+});
+
+describe("POST /api/lab/burst", () => {
+  it("fires N concurrent switches and summarises them: under `lease`, one 200 and the rest 409", async () => {
+    await app.configure({ strategy: "lease", provider: { latencyMs: 300 } });
+    const answer = await ada.post("/api/lab/burst", { userId: "ada", count: 20, identityId: "github|8812" });
+    expect(answer.status).toBe(200);
+    expect(answer.body.counts).toEqual({ 200: 1, 409: 19 });
+    expect(answer.body.results).toHaveLength(20);
+    expect(answer.body.audit).toMatchObject({ userId: "ada", consistent: true });
+  });
+
+  it("refuses another user's burst and a count out of bounds", async () => {
+    expect((await ada.post("/api/lab/burst", { userId: "grace", count: 2 })).status).toBe(403);
+    expect((await ada.post("/api/lab/burst", { userId: "ada", count: 51 })).status).toBe(400);
+    expect((await app.provider()).calls).toEqual([]);
+  });
+});
