@@ -27,8 +27,21 @@ export function AuditPanel() {
                 <li key={user.userId}>
                   <strong>{user.userId}</strong>
                   <ul>
-                    {user.violations.map((violation) => (
-                      <li key={violation}>{violation}</li>
+                    {user.findings.map((finding) => (
+                      <li key={finding.violation}>
+                        {finding.violation}
+                        {finding.operationIds.length > 0 && (
+                          <>
+                            {" "}
+                            — caused by{" "}
+                            {finding.operationIds.slice(0, 3).map((operationId) => (
+                              <a key={operationId} href={`#operation-${operationId}`} className="operation-link">
+                                operation {operationId.slice(0, 8)}
+                              </a>
+                            ))}
+                          </>
+                        )}
+                      </li>
                     ))}
                   </ul>
                 </li>

@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, ApiError, queryKeys, type LabSettings, type Problem, type PromoteResult, type UserView } from "./api";
+import { BurstControl } from "./BurstControl";
 import { useNow } from "./useNow";
 
 /** One click on "Make primary" and what became of it. */
@@ -91,6 +92,7 @@ export function IdentityPanel({ userId }: { userId: string }) {
           );
         })}
       </ul>
+      <BurstControl user={user.data} />
     </>
   );
 }
@@ -120,6 +122,7 @@ function AttemptOutcome({ attempt, now }: { attempt: Attempt; now: number }) {
 
 function describeProblem(problem: Problem): string {
   const step = typeof problem.step === "string" ? problem.step : "a";
+  if (problem.status === 409 && problem.type.endsWith("/stale-write")) return `${problem.title}: ${problem.detail}`;
   if (problem.status === 409) return problem.title;
   if (problem.status === 502) {
     const status = problem.providerStatus ? ` (HTTP ${String(problem.providerStatus)})` : " (no answer)";

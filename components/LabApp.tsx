@@ -3,8 +3,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, ApiError, queryKeys } from "./api";
 import { AuditPanel } from "./AuditPanel";
+import { ChaosPanel } from "./ChaosPanel";
 import { IdentityPanel } from "./IdentityPanel";
 import { LabPanel } from "./LabPanel";
+import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
 import { SignIn } from "./SignIn";
 
@@ -43,6 +45,8 @@ export function LabApp() {
         <aside className="stack">
           <AuditPanel />
           <LabPanel />
+          <PoolPanel />
+          <ChaosPanel />
         </aside>
       </div>
       <ProviderPanel />

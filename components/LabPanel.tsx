@@ -1,59 +1,62 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useId, useState, type ReactNode } from "react";
-import { api, queryKeys, type LabSettings, type Strategy } from "./api";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { api, type Strategy } from "./api";
+import { Field, NumberField } from "./fields";
+import { useLabSettings } from "./useLab";
 
-type SettingsPatch = Partial<Omit<LabSettings, "provider">> & { provider?: Partial<LabSettings["provider"]> };
-
-const strategyLabels: Record<Strategy, string> = {
-  lease: "Lease lock (locked_at on the row)",
-  none: "No lock (the race is visible)",
+const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
+  lease: {
+    label: "Lease lock (locked_at on the row)",
+    explanation: "One UPDATE takes the lease, another frees it. Losers are answered 409 at once; no connection is held during the provider calls.",
+  },
+  none: {
+    label: "No lock",
+    explanation: "Nothing keeps two switches apart: both read the same primary, both call the provider, and the provider ends up split.",
+  },
+  transaction: {
+    label: "Transaction + SELECT … FOR UPDATE",
+    explanation: "Correct, but each request holds a pooled connection for the whole provider call, the waiting ones too: other users wait for the pool.",
+  },
+  advisory: {
+    label: "Advisory lock (pg_advisory_xact_lock)",
+    explanation: "The same cost as the transaction: the lock lives in an open transaction, which pins a connection while the provider is slow.",
+  },
+  optimistic: {
+    label: "Optimistic version check",
+    explanation: "Detects the lost race at the final UPDATE (409 stale-write), but only after the provider was already changed.",
+  },
 };
 
 export function LabPanel() {
   const queryClient = useQueryClient();
-  // Polled, so a change made in another tab or app instance shows up here too.
-  const settings = useQuery({ queryKey: queryKeys.lab, queryFn: () => api<LabSettings>("/api/lab"), refetchInterval: 2000 });
-  const update = useMutation({
-    mutationFn: (patch: SettingsPatch) => api<LabSettings>("/api/lab", { method: "PUT", body: JSON.stringify(patch) }),
-    onSuccess: (next) => queryClient.setQueryData(queryKeys.lab, next),
-  });
+  const { settings, error, update } = useLabSettings();
   const reset = useMutation({
     mutationFn: () => api<void>("/api/lab/reset", { method: "POST" }),
     onSuccess: () => queryClient.invalidateQueries(),
   });
 
-  if (!settings.data) return <section className="card">{settings.error ? settings.error.message : "Loading the lab…"}</section>;
-  const current = settings.data;
+  if (!settings) return <section className="card">{error ? error.message : "Loading the lab…"}</section>;
 
   return (
     <section className="card" aria-labelledby="lab-heading">
-      <h2 id="lab-heading">Lab controls</h2>
-      <Field label="Strategy">
+      <h2 id="lab-heading">Strategy</h2>
+      <Field label="How concurrent switches are kept apart">
         {(id) => (
-          <select id={id} value={current.strategy} onChange={(event) => update.mutate({ strategy: event.target.value as Strategy })}>
-            {Object.entries(strategyLabels).map(([value, label]) => (
+          <select id={id} value={settings.strategy} onChange={(event) => update.mutate({ strategy: event.target.value as Strategy })}>
+            {Object.entries(strategyInfo).map(([value, info]) => (
               <option key={value} value={value}>
-                {label}
+                {info.label}
               </option>
             ))}
           </select>
         )}
       </Field>
-      <NumberSetting label="Lease TTL (ms)" value={current.leaseTtlMs} min={500} max={120000} step={500} onCommit={(leaseTtlMs) => update.mutate({ leaseTtlMs })} />
-      <NumberSetting label="Provider latency per call (ms)" value={current.provider.latencyMs} min={0} max={30000} step={100} onCommit={(latencyMs) => update.mutate({ provider: { latencyMs } })} />
-      <NumberSetting label="Latency jitter ± (ms)" value={current.provider.jitterMs} min={0} max={10000} step={50} onCommit={(jitterMs) => update.mutate({ provider: { jitterMs } })} />
-      <NumberSetting
-        label="Provider failure rate (%)"
-        value={Math.round(current.provider.failureRate * 100)}
-        min={0}
-        max={100}
-        step={5}
-        onCommit={(percent) => update.mutate({ provider: { failureRate: percent / 100 } })}
-      />
-      <Field label="Client guard (disable buttons while a request is pending)">
-        {(id) => <input id={id} type="checkbox" checked={current.clientGuard} onChange={(event) => update.mutate({ clientGuard: event.target.checked })} />}
+      <p className="explanation">{strategyInfo[settings.strategy].explanation}</p>
+      <NumberField label="Lease TTL (ms)" value={settings.leaseTtlMs} min={500} max={120000} step={500} onCommit={(leaseTtlMs) => update.mutate({ leaseTtlMs })} />
+      <NumberField label="Connection pool size" value={settings.poolSize} min={1} max={20} step={1} onCommit={(poolSize) => update.mutate({ poolSize })} />
+      <Field label="Client guard" hint="disable the buttons while a request is pending">
+        {(id) => <input id={id} type="checkbox" checked={settings.clientGuard} onChange={(event) => update.mutate({ clientGuard: event.target.checked })} />}
       </Field>
       {update.error && <p role="alert">{update.error.message}</p>}
       <div className="row">
@@ -65,43 +68,5 @@ export function LabPanel() {
         </a>
       </div>
     </section>
-  );
-}
-
-function Field({ label, children }: { label: string; children: (id: string) => ReactNode }) {
-  const id = useId();
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children(id)}
-    </div>
-  );
-}
-
-/** A number edited freely and sent when the field is left or Enter is pressed. */
-function NumberSetting(props: { label: string; value: number; min: number; max: number; step: number; onCommit: (value: number) => void }) {
-  const [draft, setDraft] = useState<string | null>(null);
-  const commit = () => {
-    if (draft === null) return;
-    const value = Number(draft);
-    setDraft(null);
-    if (draft.trim() !== "" && Number.isFinite(value) && value !== props.value) props.onCommit(value);
-  };
-  return (
-    <Field label={props.label}>
-      {(id) => (
-        <input
-          id={id}
-          type="number"
-          min={props.min}
-          max={props.max}
-          step={props.step}
-          value={draft ?? String(props.value)}
-          onChange={(event) => setDraft(event.target.value)}
-          onBlur={commit}
-          onKeyDown={(event) => event.key === "Enter" && commit()}
-        />
-      )}
-    </Field>
   );
 }

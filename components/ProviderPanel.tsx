@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { api, queryKeys, type ProviderState } from "./api";
+import { api, queryKeys, type ProviderCall, type ProviderState } from "./api";
 
 /** A stable color per operation, so the calls of one operation read as a group. */
 function operationHue(operationId: string): number {
@@ -10,10 +10,30 @@ function operationHue(operationId: string): number {
   return hash;
 }
 
+/** The log grouped by operation, the operation with the latest call first. */
+function groupByOperation(calls: ProviderCall[]): { operationId: string | null; calls: ProviderCall[] }[] {
+  const groups = new Map<string, ProviderCall[]>();
+  for (const call of calls) {
+    const key = call.operationId ?? "none";
+    groups.set(key, [...(groups.get(key) ?? []), call]);
+  }
+  return [...groups.entries()]
+    .map(([key, grouped]) => ({ operationId: key === "none" ? null : key, calls: grouped }))
+    .sort((a, b) => Date.parse(b.calls.at(-1)!.at) - Date.parse(a.calls.at(-1)!.at));
+}
+
+function describeCall(call: ProviderCall): string {
+  if (call.outcome === "timeout") return "timed out (no answer)";
+  if (call.outcome === "network-error") return "network error";
+  if (call.outcome === "applied-late") return `${call.status}, applied but answered late`;
+  if (call.outcome === "client-closed") return "not applied: the caller had gone";
+  return String(call.status);
+}
+
 export function ProviderPanel() {
   const state = useQuery({ queryKey: queryKeys.provider, queryFn: () => api<ProviderState>("/api/lab/provider"), refetchInterval: 1000 });
   if (!state.data) return <section className="card">{state.error ? state.error.message : "Loading the provider…"}</section>;
-  const calls = state.data.calls.slice(-40).reverse();
+  const groups = groupByOperation(state.data.calls).slice(0, 15);
 
   return (
     <section className="card provider" aria-labelledby="provider-heading">
@@ -39,34 +59,41 @@ export function ProviderPanel() {
           </ul>
         </div>
         <div>
-          <h3>Call log (newest first)</h3>
+          <h3>Calls, grouped by operation (newest first)</h3>
+          {groups.length === 0 && <p>No calls yet.</p>}
           <table className="calls">
             <thead>
               <tr>
                 <th scope="col">Time</th>
                 <th scope="col">Call</th>
-                <th scope="col">Status</th>
+                <th scope="col">Answer</th>
                 <th scope="col">ms</th>
-                <th scope="col">Operation</th>
               </tr>
             </thead>
-            <tbody>
-              {calls.map((call, index) => (
-                <tr key={`${call.at}-${index}`} style={call.operationId ? { borderLeft: `4px solid hsl(${operationHue(call.operationId)} 60% 50%)` } : undefined}>
-                  <td>{new Date(call.at).toLocaleTimeString()}</td>
-                  <td>
-                    <code>
-                      {call.method} {call.path}
-                    </code>
-                  </td>
-                  <td className={call.status < 400 ? "ok" : "bad"}>{call.status}</td>
-                  <td>{call.durationMs}</td>
-                  <td>
-                    <code>{call.operationId?.slice(0, 8) ?? "—"}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
+            {groups.map((group) => {
+              const color = group.operationId ? `hsl(${operationHue(group.operationId)} 60% 45%)` : "var(--line)";
+              return (
+                <tbody key={group.operationId ?? "none"} id={group.operationId ? `operation-${group.operationId}` : undefined} style={{ borderLeft: `5px solid ${color}` }}>
+                  <tr className="group-head">
+                    <th scope="rowgroup" colSpan={4} style={{ color }}>
+                      {group.operationId ? `operation ${group.operationId.slice(0, 8)}` : "calls without an operation"}
+                    </th>
+                  </tr>
+                  {group.calls.map((call, index) => (
+                    <tr key={`${call.at}-${index}`}>
+                      <td>{new Date(call.at).toLocaleTimeString()}</td>
+                      <td>
+                        <code>
+                          {call.method} {call.path.replace("/api/v2", "")}
+                        </code>
+                      </td>
+                      <td className={call.status >= 200 && call.status < 400 && !call.outcome ? "ok" : "bad"}>{describeCall(call)}</td>
+                      <td>{call.durationMs}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              );
+            })}
           </table>
         </div>
       </div>

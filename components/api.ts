@@ -26,40 +26,19 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   return body as T;
 }
 
+// Types only (erased at build): the page shares the server's shapes without bundling server code.
+export type { AuditReport, Finding } from "@/lib/audit";
+export type { PoolStats } from "@/lib/db";
+export type { BurstReport } from "@/lib/lab";
+export type { LabPreset } from "@/lib/lab-presets";
+export type { LabSettings, ProviderEndpoint, ScriptedOutcome, Strategy } from "@/lib/lab-settings";
+export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client";
+export type { PromoteResult } from "@/lib/switch-primary";
+export type { UserView } from "@/lib/users";
+
 export interface UserSummary {
   id: string;
   displayName: string;
-}
-
-export interface UserView extends UserSummary {
-  primaryIdentityId: string;
-  identities: { id: string; provider: string; providerUserId: string; label: string; isPrimary: boolean }[];
-  lease: { held: boolean; expiresAt: string | null };
-}
-
-export type Strategy = "lease" | "none";
-
-export interface LabSettings {
-  strategy: Strategy;
-  leaseTtlMs: number;
-  clientGuard: boolean;
-  provider: { latencyMs: number; jitterMs: number; failureRate: number };
-}
-
-export interface AuditReport {
-  consistent: boolean;
-  users: { userId: string; consistent: boolean; localPrimaryIdentityId: string; providerPrimaryIdentityId: string | null; violations: string[] }[];
-}
-
-export interface ProviderState {
-  accounts: { user_id: string; identities: { provider: string; user_id: string }[] }[];
-  calls: { at: string; method: string; path: string; status: number; operationId: string | null; durationMs: number }[];
-}
-
-export interface PromoteResult {
-  primaryIdentityId: string;
-  changed: boolean;
-  operationId: string;
 }
 
 export const queryKeys = {
@@ -69,4 +48,6 @@ export const queryKeys = {
   lab: ["lab"] as const,
   audit: ["audit"] as const,
   provider: ["provider"] as const,
+  pool: ["pool"] as const,
+  presets: ["presets"] as const,
 };

@@ -91,13 +91,17 @@ export function auditUser(userId: string, localPrimary: string, identityIds: str
   };
 }
 
-/** The operations (newest first) whose provider calls named one of these identities in their path. */
+/**
+ * The operations (newest first) that changed these identities at the provider: a call that was applied
+ * (2xx, late answers included) and named one of them in its path. Refused calls changed nothing.
+ */
 function operationsTouching(identityIds: string[], calls: ProviderCall[]): string[] {
   // An identity appears in a path as an account id (`/github|8812/`) or as `/{provider}/{user_id}`.
   const spellings = identityIds.flatMap((id) => [`/${id}/`, `/${id.replace("|", "/")}/`]);
   const operations = new Set<string>();
   for (const call of [...calls].reverse()) {
-    if (call.operationId && spellings.some((spelling) => `${call.path}/`.includes(spelling))) operations.add(call.operationId);
+    const applied = call.status >= 200 && call.status < 300;
+    if (applied && call.operationId && spellings.some((spelling) => `${call.path}/`.includes(spelling))) operations.add(call.operationId);
   }
   return [...operations];
 }

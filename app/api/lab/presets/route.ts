@@ -1,0 +1,11 @@
+import { respond } from "@/lib/http";
+import { requireLab } from "@/lib/lab";
+import { labPresets } from "@/lib/lab-presets";
+
+/** Named provider set-ups; apply one with `PUT /api/lab` and its `settings`. */
+export async function GET(): Promise<Response> {
+  return respond(async () => {
+    requireLab();
+    return Response.json({ presets: labPresets });
+  });
+}
