@@ -1,11 +1,13 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from "kysely";
 import * as initial from "./migrations/0001_initial";
 import * as labStrategiesAndChaos from "./migrations/0002_lab_strategies_and_chaos";
+import * as recoveryFencingIdempotency from "./migrations/0003_recovery_fencing_idempotency";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_lab_strategies_and_chaos": labStrategiesAndChaos,
+  "0003_recovery_fencing_idempotency": recoveryFencingIdempotency,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -3,12 +3,16 @@ import { resetProviderState } from "../lib/provider-sim/store";
 import type { Database } from "./schema";
 import { identityId, seedProviderAccounts, seedUsers } from "./seed-data";
 
-/** Puts the app's users and identities back to the demo seed (leases and lab settings cleared with them). */
+/**
+ * Puts the app's users and identities back to the demo seed; leases, journals, idempotency records,
+ * events and lab settings go with them.
+ */
 export async function seedAppData(db: Kysely<Database>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom("identities").execute();
     await trx.deleteFrom("users").execute();
     await trx.deleteFrom("lab_settings").execute();
+    await trx.deleteFrom("operation_events").execute();
     await trx
       .insertInto("users")
       .values(seedUsers.map((user) => ({ id: user.id, display_name: user.displayName, primary_identity_id: identityId(user.identities[0]!) })))

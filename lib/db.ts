@@ -36,7 +36,15 @@ export function poolStats(): PoolStats {
   return { size: pool.options.max, total: pool.totalCount, idle: pool.idleCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount };
 }
 
-/** Applies the lab's pool size to this instance; pg-pool reads its `max` at every checkout. */
-export function applyPoolSize(size: number): void {
-  appDatabase().pool.options.max = size;
+/**
+ * Applies the lab's pool size to this instance: pg-pool reads its `max` at every checkout; on a shrink,
+ * idle connections beyond it are closed (taken from the pool and destroyed), busy ones when returned.
+ */
+export async function applyPoolSize(size: number): Promise<void> {
+  const { pool } = appDatabase();
+  pool.options.max = size;
+  for (let surplus = Math.min(pool.totalCount - size, pool.idleCount); surplus > 0; surplus--) {
+    const client = await pool.connect();
+    client.release(true);
+  }
 }

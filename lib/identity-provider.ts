@@ -4,6 +4,7 @@
  * never outlive the deadline its caller set.
  */
 import { config } from "./config";
+import { sleep, type Deadline } from "./deadline";
 
 export interface ProviderIdentity {
   provider: string;
@@ -18,7 +19,8 @@ export interface ProviderAccount {
 
 export interface ProviderCallContext {
   operationId: string;
-  signal: AbortSignal;
+  /** Every attempt carries its signal; retries stop when the next one would pass it. */
+  deadline: Deadline;
   fence?: bigint;
 }
 
@@ -31,9 +33,23 @@ export class ProviderCallError extends Error {
     message: string,
     /** From a 429's Retry-After header. */
     readonly retryAfterMs: number | null = null,
+    /** Auth0's machine-readable error code, e.g. `identity_conflict`, `fenced_token`. */
+    readonly errorCode: string | null = null,
+    /** True when earlier attempts of the same call failed in a way that may have been applied. */
+    readonly afterRetry = false,
   ) {
     super(message);
   }
+}
+
+/** Failures worth another attempt: the provider said "later" (429, 503) or never answered. */
+const isRetryable = (error: ProviderCallError): boolean => error.kind === "network" || error.status === 429 || error.status === 503;
+const maxAttempts = 4;
+
+/** Exponential backoff with jitter, never shorter than what the provider's Retry-After asked for. */
+export function backoffMs(attempt: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+  const exponential = 100 * 2 ** (attempt - 1) * (0.5 + random() / 2);
+  return Math.max(retryAfterMs ?? 0, Math.round(exponential));
 }
 
 /** Splits `"github|8812"` into the provider and its user id (the id itself may contain more `|`). */
@@ -43,28 +59,49 @@ export function splitIdentityId(identityId: string): { provider: string; user_id
 }
 
 export function identityProviderClient(baseUrl = config.identityProviderBaseUrl) {
-  async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
+  async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown, afterRetry: boolean): Promise<T> {
     const headers: Record<string, string> = { "X-Operation-Id": context.operationId };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
+    const signal = context.deadline.signal;
     try {
       // Looked up at call time, so the simulated provider's interception (MSW) is always in the path.
-      const response = await fetch(`${baseUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: context.signal,
-      });
+      const response = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
       const payload: unknown = await response.json().catch(() => null);
       if (!response.ok) {
-        const message = (payload as { message?: unknown } | null)?.message;
-        throw new ProviderCallError("http", response.status, typeof message === "string" ? message : response.statusText, retryAfterMs(response));
+        const { message, errorCode } = (payload ?? {}) as { message?: unknown; errorCode?: unknown };
+        throw new ProviderCallError(
+          "http",
+          response.status,
+          typeof message === "string" ? message : response.statusText,
+          retryAfterMs(response),
+          typeof errorCode === "string" ? errorCode : null,
+          afterRetry,
+        );
       }
       return payload as T;
     } catch (error) {
       if (error instanceof ProviderCallError) throw error;
-      if (context.signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline");
-      throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error));
+      if (signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline", null, null, afterRetry);
+      throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error), null, null, afterRetry);
+    }
+  }
+
+  /** One logical call: retried with backoff while the failure is retryable and the deadline allows. */
+  async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
+    for (let number = 1; ; number++) {
+      try {
+        return await attempt<T>(method, path, context, body, number > 1);
+      } catch (error) {
+        if (!(error instanceof ProviderCallError) || !isRetryable(error) || number >= maxAttempts) throw error;
+        const waitMs = backoffMs(number, error.retryAfterMs);
+        if (waitMs >= context.deadline.remainingMs()) {
+          throw new ProviderCallError("deadline", error.status, `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`, null, null, true);
+        }
+        await sleep(waitMs, context.deadline.signal).catch(() => {
+          throw new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry", null, null, true);
+        });
+      }
     }
   }
 

@@ -20,6 +20,10 @@ export type ScriptedOutcome = (typeof scriptedOutcomes)[number];
 
 export const latencyModes = ["fixed", "uniform", "longTail"] as const;
 
+/** Where an operation can be paused on purpose (as by a GC pause), named by the step it just reached. */
+export const stallPoints = ["acquired", "unlinked", "linked", "saved"] as const;
+export type StallPoint = (typeof stallPoints)[number];
+
 const milliseconds = z.number().int().min(0).max(60_000);
 const rate = z.number().min(0).max(1);
 
@@ -65,8 +69,23 @@ export const labSettingsSchema = z
     clientGuard: z.boolean(),
     /** Connections in each app instance's pool: small, so that exhausting it is visible. */
     poolSize: z.number().int().min(1).max(20),
+    /**
+     * The lease's safeguards beyond the textbook: provider calls bounded by a deadline inside the lease,
+     * an owner-checked renewal and a check that the lease is still mine before each irreversible step.
+     * Off, the lab shows what a TTL shorter than the work does.
+     */
+    leaseSafeguards: z.boolean(),
+    /** Faults injected into this app's own code, to watch the safeguards work. */
+    faults: z.strictObject({
+      /** One-shot: the next lease-guarded operation pauses this long after reaching this step. */
+      stall: z.strictObject({ at: z.enum(stallPoints), ms: z.number().int().min(0).max(60_000) }).nullable(),
+      /** The first N attempts of every lease release fail (4 or more: all of them; the TTL frees it). */
+      releaseFailures: z.number().int().min(0).max(10),
+    }),
     provider: z.strictObject({
       ...chaosShape,
+      /** The provider refuses a call whose X-Fencing-Token is lower than one it already saw for an account. */
+      enforceFencing: z.boolean(),
       /** A seed makes every random choice of the provider repeatable; null uses Math.random. */
       seed: z.number().int().min(0).max(2 ** 31 - 1).nullable(),
       endpoints: z.strictObject({ get: endpointOverridesSchema, unlink: endpointOverridesSchema, link: endpointOverridesSchema }),
@@ -121,8 +140,11 @@ export const defaultLabSettings: LabSettings = {
   leaseTtlMs: 10_000,
   clientGuard: false,
   poolSize: 4,
+  leaseSafeguards: true,
+  faults: { stall: null, releaseFailures: 0 },
   provider: {
     ...calmChaos,
+    enforceFencing: false,
     seed: null,
     endpoints: { get: noOverrides, unlink: noOverrides, link: noOverrides },
     script: { get: [], unlink: [], link: [] },
@@ -156,20 +178,32 @@ export async function updateLabSettings(db: Kysely<Database>, patch: unknown): P
 }
 
 /**
- * Takes the next scripted outcome queued for `endpoint`, if any. Row-locked, so that each queued
- * outcome is used by exactly one call, whichever app instance makes it.
+ * Takes a one-shot setting (a scripted outcome, a stall): reads it and writes the settings without it
+ * under a row lock, so that each is used exactly once, whichever app instance uses it.
  */
-export async function takeScriptedOutcome(db: Kysely<Database>, endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null> {
+async function takeOneShot<T>(db: Kysely<Database>, take: (settings: LabSettings) => { value: T; rest: LabSettings } | null): Promise<T | null> {
   if (!config.labEnabled) return null;
   return db.transaction().execute(async (trx) => {
     const row = await sql<{ settings: unknown }>`SELECT settings FROM lab_settings FOR UPDATE`.execute(trx);
     if (!row.rows[0]) return null;
-    const settings = settingsFrom(row.rows[0].settings);
+    const taken = take(settingsFrom(row.rows[0].settings));
+    if (!taken) return null;
+    await trx.updateTable("lab_settings").set({ settings: JSON.stringify(taken.rest) }).execute();
+    return taken.value;
+  });
+}
+
+export function takeScriptedOutcome(db: Kysely<Database>, endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null> {
+  return takeOneShot(db, (settings) => {
     const [next, ...rest] = settings.provider.script[endpoint];
-    if (!next) return null;
-    const updated = { ...settings, provider: { ...settings.provider, script: { ...settings.provider.script, [endpoint]: rest } } };
-    await trx.updateTable("lab_settings").set({ settings: JSON.stringify(updated) }).execute();
-    return next;
+    return next ? { value: next, rest: deepMerge(settings, { provider: { script: { [endpoint]: rest } } }) } : null;
+  });
+}
+
+export function takeStall(db: Kysely<Database>): Promise<{ at: StallPoint; ms: number } | null> {
+  return takeOneShot(db, (settings) => {
+    const stall = settings.faults.stall;
+    return stall ? { value: stall, rest: deepMerge(settings, { faults: { stall: null } }) } : null;
   });
 }
 

@@ -15,7 +15,7 @@ import { identitiesOf } from "./users";
 export async function resetLab(db: Kysely<Database>): Promise<void> {
   await seedAppData(db);
   await resetProvider();
-  applyPoolSize(defaultLabSettings.poolSize);
+  await applyPoolSize(defaultLabSettings.poolSize);
 }
 
 export function requireLab(): void {
@@ -25,7 +25,7 @@ export function requireLab(): void {
 /** Stores a settings change and applies the pool size to this instance at once. */
 export async function changeLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
   const settings = await updateLabSettings(db, patch);
-  applyPoolSize(settings.poolSize);
+  await applyPoolSize(settings.poolSize);
   return settings;
 }
 
@@ -68,5 +68,5 @@ export async function fireBurst(db: Kysely<Database>, provider: IdentityProvider
 
 /** At start-up: this instance's pool takes the size the shared settings say. */
 export async function applyStoredPoolSize(db: Kysely<Database>): Promise<void> {
-  applyPoolSize((await getLabSettings(db)).poolSize);
+  await applyPoolSize((await getLabSettings(db)).poolSize);
 }

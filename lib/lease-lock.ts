@@ -24,7 +24,7 @@ export interface Lease {
 }
 
 export type AcquireResult =
-  | { acquired: true; lease: Lease }
+  | { acquired: true; lease: Lease; /** What `recordIntent` returned (its first row's `id`), if given. */ intentId: string | null }
   | { acquired: false; reason: "held"; expiresAt: Date | null; remainingMs: number }
   | { acquired: false; reason: "not-found" };
 
@@ -35,8 +35,16 @@ export interface LeaseState {
   remainingMs: number;
 }
 
+/**
+ * Builds a statement that runs inside the acquiring statement itself, reading the just-acquired row
+ * from the CTE `acquired` (its columns plus `lease_lock_fence`), e.g. an INSERT … SELECT … RETURNING id.
+ */
+export type IntentRecorder = () => RawBuilder<unknown>;
+
 export interface LeaseLock {
-  acquire(db: Kysely<any>, id: string, ttlMs: number): Promise<AcquireResult>;
+  acquire(db: Kysely<any>, id: string, ttlMs: number, recordIntent?: IntentRecorder): Promise<AcquireResult>;
+  /** Whether `token` still holds an unexpired lease on the row. */
+  holds(db: Kysely<any>, id: string, token: string, ttlMs: number): Promise<boolean>;
   /** Extends my lease to now + ttl; false when it is no longer mine (expired or taken over). */
   renew(db: Kysely<any>, id: string, token: string, ttlMs: number): Promise<Date | null>;
   /** Clears the lease only if it is still mine; false when someone else holds it now (or nobody). */
@@ -56,17 +64,27 @@ export function leaseLock(columns: LeaseColumns): LeaseLock {
   const fence = sql.ref(columns.fence);
 
   return {
-    async acquire(db, rowId, ttlMs) {
+    async acquire(db, rowId, ttlMs, recordIntent) {
       const expiry = sql`${lockedAt} + ${interval(ttlMs)}`;
-      const taken = await sql<{ token: string; fence: string; expires_at: Date; remaining_ms: number }>`
-        UPDATE ${table}
-           SET ${lockedAt} = now(), ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
-         WHERE ${id} = ${rowId}
-           AND (${lockedAt} IS NULL OR ${lockedAt} < now() - ${interval(ttlMs)})
-        RETURNING ${token} AS token, ${fence}::text AS fence, ${expiry} AS expires_at, ${millisecondsUntil(expiry)} AS remaining_ms`.execute(db);
+      // One statement: the conditional UPDATE and, in the same atomic step, the caller's intent record.
+      const taken = await sql<{ token: string; fence: string; expires_at: Date; remaining_ms: number; intent_id: string | null }>`
+        WITH acquired AS (
+          UPDATE ${table}
+             SET ${lockedAt} = now(), ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
+           WHERE ${id} = ${rowId}
+             AND (${lockedAt} IS NULL OR ${lockedAt} < now() - ${interval(ttlMs)})
+          RETURNING *, ${fence} AS lease_lock_fence, ${token} AS lease_lock_token, ${expiry} AS lease_lock_expires_at
+        ), intent AS (${recordIntent ? recordIntent() : sql`SELECT NULL::text AS id WHERE false`})
+        SELECT lease_lock_token AS token, lease_lock_fence::text AS fence, lease_lock_expires_at AS expires_at,
+               ${millisecondsUntil(sql`lease_lock_expires_at`)} AS remaining_ms, (SELECT id::text FROM intent LIMIT 1) AS intent_id
+          FROM acquired`.execute(db);
       const row = taken.rows[0];
       if (row) {
-        return { acquired: true, lease: { token: row.token, fence: BigInt(row.fence), expiresAt: row.expires_at, remainingMs: row.remaining_ms } };
+        return {
+          acquired: true,
+          lease: { token: row.token, fence: BigInt(row.fence), expiresAt: row.expires_at, remainingMs: row.remaining_ms },
+          intentId: row.intent_id,
+        };
       }
       // Only to tell the loser when to come back; the decision above was already made atomically.
       const holder = await this.inspect(db, rowId, ttlMs);
@@ -80,6 +98,12 @@ export function leaseLock(columns: LeaseColumns): LeaseLock {
          WHERE ${id} = ${rowId} AND ${token} = ${ownToken} AND ${lockedAt} >= now() - ${interval(ttlMs)}
         RETURNING ${lockedAt} + ${interval(ttlMs)} AS expires_at`.execute(db);
       return renewed.rows[0]?.expires_at ?? null;
+    },
+
+    async holds(db, rowId, ownToken, ttlMs) {
+      const found = await sql`
+        SELECT 1 FROM ${table} WHERE ${id} = ${rowId} AND ${token} = ${ownToken} AND ${lockedAt} >= now() - ${interval(ttlMs)}`.execute(db);
+      return found.rows.length === 1;
     },
 
     async release(db, rowId, ownToken) {

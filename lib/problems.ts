@@ -103,3 +103,33 @@ export class LabDisabled extends Problem {
     super(404, "lab-disabled", "The lab is switched off", "This instance runs with LAB_ENABLED=false.");
   }
 }
+
+export class LeaseLost extends Problem {
+  constructor(beforeStep: string) {
+    super(
+      409,
+      "lease-lost",
+      "The lease was lost",
+      `This operation's lease expired and may have been taken over before the ${beforeStep} step, so it stopped.`,
+      { step: beforeStep },
+    );
+  }
+}
+
+export class FencedOff extends Problem {
+  constructor(step: ProviderStep | "recover", providerMessage: string) {
+    super(409, "fenced", "The provider refused a stale fencing token", `The ${step} call was refused: ${providerMessage}`, { step });
+  }
+}
+
+export class IdempotencyKeyReused extends Problem {
+  constructor() {
+    super(422, "idempotency-key-reused", "Idempotency-Key reused with a different request", "This key was already used for another request body.");
+  }
+}
+
+export class RecoveryFailed extends Problem {
+  constructor(detail: string, providerStatus: number | null) {
+    super(502, "recovery-failed", "A half-done switch could not be recovered", detail, { step: "recover", providerStatus });
+  }
+}

@@ -7,15 +7,28 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
-import { ProviderCallError, type IdentityProviderClient } from "./identity-provider";
+import { shortId } from "./events";
+import { ProviderCallError, type IdentityProviderClient, type ProviderAccount, type ProviderCallContext } from "./identity-provider";
 import { getLabSettings } from "./lab-settings";
-import { IdentityNotLinked, ProviderDeadlineExceeded, ProviderStepFailed, UserNotFound, type ProviderStep } from "./problems";
-import { guards } from "./strategies";
+import {
+  FencedOff,
+  IdentityNotLinked,
+  LeaseLost,
+  ProviderDeadlineExceeded,
+  ProviderStepFailed,
+  RecoveryFailed,
+  UserNotFound,
+  type ProviderStep,
+} from "./problems";
+import { guards, type GuardedSection } from "./strategies";
+import type { JournalEntry } from "./switch-journal";
 import { findIdentityOf, findUser } from "./users";
 
 export interface PromoteRequest {
   userId: string;
   identityId: string;
+  /** Given by callers that must know the id before the answer (idempotent requests). */
+  operationId?: string;
 }
 
 export interface PromoteResult {
@@ -31,29 +44,102 @@ export async function promoteToPrimary(db: Kysely<Database>, provider: IdentityP
     throw (await findUser(db, userId)) ? new IdentityNotLinked(identityId, userId) : new UserNotFound(userId);
   }
 
-  const operationId = randomUUID();
+  const operationId = request.operationId ?? randomUUID();
   const guard = guards[settings.strategy];
-  const outcome = await guard.run({ db, userId, ttlMs: settings.leaseTtlMs }, async (section) => {
+  const outcome = await guard.run({ db, userId, operationId, targetIdentityId: identityId, settings }, async (section) => {
+    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    // Whatever an earlier holder left half-done is settled first, against what the provider says.
+    for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
+
     // Read inside the guarded section: state read before it may already be stale.
     const user = await findUser(section.db, userId);
     if (!user) throw new UserNotFound(userId);
+    await section.reached("acquired", user.primaryIdentityId);
     if (user.primaryIdentityId === identityId) return { primaryIdentityId: identityId, changed: false };
 
-    const context = { operationId, signal: section.signal, fence: section.fence };
-    await providerStep("unlink", () => provider.unlinkIdentity(user.primaryIdentityId, identityId, context));
-    await providerStep("link", () => provider.linkAccount(identityId, user.primaryIdentityId, context));
+    await providerStep(section, "unlink", () => provider.unlinkIdentity(user.primaryIdentityId, identityId, context));
+    await section.reached("unlinked");
+    await providerStep(section, "link", () => linkTolerant(provider, identityId, user.primaryIdentityId, context));
+    await section.reached("linked");
     await section.savePrimary(user, identityId);
+    await section.reached("saved");
     return { primaryIdentityId: identityId, changed: true };
   });
   return { ...outcome, operationId };
 }
 
-async function providerStep(step: ProviderStep, call: () => Promise<unknown>): Promise<void> {
+/** A link whose earlier attempt may have landed: "already exists" means the identity is where we want it. */
+async function linkTolerant(provider: IdentityProviderClient, primaryId: string, secondaryId: string, context: ProviderCallContext): Promise<void> {
+  try {
+    await provider.linkAccount(primaryId, secondaryId, context);
+  } catch (error) {
+    if (error instanceof ProviderCallError && error.status === 409 && error.errorCode === "identity_conflict") return;
+    throw error;
+  }
+}
+
+async function providerStep(section: GuardedSection, step: ProviderStep, call: () => Promise<unknown>): Promise<void> {
   try {
     await call();
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
-    if (error.kind === "deadline") throw new ProviderDeadlineExceeded(step);
-    throw new ProviderStepFailed(step, error.status, error.message);
+    throw stepProblem(section, step, error);
   }
+}
+
+function stepProblem(section: GuardedSection, step: ProviderStep, error: ProviderCallError): Error {
+  if (error.kind === "deadline") return section.deadline.firedBecause === "lease lost" ? new LeaseLost(step) : new ProviderDeadlineExceeded(step);
+  if (error.errorCode === "fenced_token") return new FencedOff(step, error.message);
+  return new ProviderStepFailed(step, error.status, error.message);
+}
+
+/**
+ * Settles one switch an earlier holder left unfinished (after a crash, a timeout, a late answer): reads
+ * both accounts at the provider, then finishes the switch where it got past the unlink, and records
+ * the local primary the provider now has.
+ */
+async function recoverSwitch(section: GuardedSection, provider: IdentityProviderClient, context: ProviderCallContext, entry: JournalEntry): Promise<void> {
+  const { fromIdentityId: from, toIdentityId: to } = entry;
+  const leftBy = entry.endedWith === null ? "left by a crash" : `left by operation ${shortId(entry.operationId)} (${entry.endedWith})`;
+  try {
+    const [fromAccount, toAccount] = [await accountOrNull(provider, from, context), await accountOrNull(provider, to, context)];
+    let action: string;
+    if (entry.step === "saved" || from === to) {
+      action = "it had already finished";
+    } else if (holds(toAccount, from)) {
+      action = "the provider had finished it; saved the new primary";
+      await saveRecoveredPrimary(section, entry, to);
+    } else if (holds(fromAccount, to)) {
+      action = "the provider never changed; nothing to undo";
+    } else if (fromAccount && toAccount) {
+      action = "it was unlinked but not linked; finished the link";
+      await linkTolerant(provider, to, from, context);
+      await saveRecoveredPrimary(section, entry, to);
+    } else {
+      action = "the provider no longer has either account as the journal expects; left for the audit";
+    }
+    await section.markRecovered(entry, `Recovered switch from ${from} to ${to} ${leftBy}: ${action}.`);
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    if (error.kind === "deadline" && section.deadline.firedBecause === "lease lost") throw new LeaseLost("recover");
+    if (error.errorCode === "fenced_token") throw new FencedOff("recover", error.message);
+    throw new RecoveryFailed(`Recovering the switch from ${from} to ${to} ${leftBy} failed: ${error.message}`, error.status);
+  }
+}
+
+async function accountOrNull(provider: IdentityProviderClient, accountId: string, context: ProviderCallContext): Promise<ProviderAccount | null> {
+  try {
+    return await provider.getUser(accountId, context);
+  } catch (error) {
+    if (error instanceof ProviderCallError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+const holds = (account: ProviderAccount | null, identityId: string): boolean =>
+  account?.identities.some((identity) => `${identity.provider}|${identity.user_id}` === identityId) ?? false;
+
+async function saveRecoveredPrimary(section: GuardedSection, entry: JournalEntry, primaryIdentityId: string): Promise<void> {
+  const user = await findUser(section.db, entry.userId);
+  if (user && user.primaryIdentityId !== primaryIdentityId) await section.savePrimary(user, primaryIdentityId);
 }

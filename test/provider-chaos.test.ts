@@ -24,18 +24,18 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
 
-  it("network-error rate: no HTTP answer at all", async () => {
+  it("network-error rate: no HTTP answer at all; the client retries, then gives up", async () => {
     await app.configure({ provider: { endpoints: { unlink: { networkErrorRate: 1 } } } });
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({ step: "unlink", providerStatus: null });
-    expect((await calls()).map((call) => [call.status, call.outcome])).toEqual([[0, "network-error"]]);
+    expect((await calls()).map((call) => [call.status, call.outcome])).toEqual(Array(4).fill([0, "network-error"]));
     expect(await leaseHeld()).toBe(false);
     expect((await adaAudit()).consistent).toBe(true);
   });
 
   it("timeout rate: the call hangs until the caller's deadline aborts it", async () => {
-    await app.configure({ leaseTtlMs: 1_500, provider: { endpoints: { link: { timeoutRate: 1 } } } });
+    await app.configure({ leaseTtlMs: 500, provider: { endpoints: { link: { timeoutRate: 1 } } } });
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
@@ -44,17 +44,28 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
 
-  it("429 rate: rate limited, logged as 429", async () => {
+  it("429 with a Retry-After the deadline cannot wait for: the client gives up at once with 504", async () => {
     await app.configure({ leaseTtlMs: 1_500, provider: { rateLimitRate: 1, retryAfterSeconds: 5 } });
     const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "unlink" });
-    expect((await calls()).every((call) => call.status === 429)).toBe(true);
+    expect((await calls()).map((call) => call.status)).toEqual([429]);
     expect(await leaseHeld()).toBe(false);
     expect((await adaAudit()).consistent).toBe(true);
   });
 
+  it("429 with a short Retry-After: the client waits as told, retries, and the switch succeeds", async () => {
+    await app.configure({ provider: { retryAfterSeconds: 1, script: { unlink: ["429"] } } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+    const log = (await app.provider()).calls as { status: number; at: string }[];
+    expect(log.map((call) => call.status)).toEqual([429, 200, 201]);
+    expect(Date.parse(log[1]!.at) - Date.parse(log[0]!.at)).toBeGreaterThanOrEqual(1_000);
+    expect((await adaAudit()).consistent).toBe(true);
+  });
+
   it("applied but answered late: the provider commits, the caller times out, the audit shows the split", async () => {
-    await app.configure({ leaseTtlMs: 1_500, provider: { endpoints: { link: { appliedLateRate: 1 } } } });
+    await app.configure({ leaseTtlMs: 500, provider: { endpoints: { link: { appliedLateRate: 1 } } } });
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
@@ -67,13 +78,13 @@ describe("the provider honours each chaos knob, and the lease is free after ever
   });
 
   it("a script of one-shot outcomes per endpoint plays in order, then the provider is calm again", async () => {
-    await app.configure({ provider: { script: { link: ["ok", "503"] } } });
+    await app.configure({ provider: { script: { link: ["ok", "500"] } } });
     expect((await ada.promote("ada", "github|8812")).status).toBe(200);
     const second = await ada.promote("ada", "auth0|ada-email");
     expect(second.status).toBe(502);
-    expect(second.body).toMatchObject({ step: "link", providerStatus: 503 });
+    expect(second.body).toMatchObject({ step: "link", providerStatus: 500 });
     expect((await app.get("/api/lab")).body.provider.script.link).toEqual([]);
-    expect((await calls()).map((call) => call.status)).toEqual([200, 201, 200, 503]);
+    expect((await calls()).map((call) => call.status)).toEqual([200, 201, 200, 500]);
   });
 
   it("uniform latency: every call takes at least the minimum", async () => {

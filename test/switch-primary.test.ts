@@ -82,7 +82,8 @@ describe("POST /api/users/{userId}/primary", () => {
   });
 
   it("answers 504 with the step when the provider is slower than the lease allows, and frees the lease", async () => {
-    await app.configure({ leaseTtlMs: 1_000, provider: { latencyMs: 3_000 } });
+    // Renewals keep a lease for at most 3 × TTL (1.5 s here); the provider takes longer.
+    await app.configure({ leaseTtlMs: 500, provider: { latencyMs: 3_000 } });
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "unlink" });

@@ -10,7 +10,7 @@ import type { Database } from "../../db/schema";
 import { seedProviderAccounts } from "../../db/seed-data";
 import { effectiveChaos, getLabSettings, takeScriptedOutcome, type ProviderEndpoint, type ScriptedOutcome } from "../lab-settings";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
-import { getAccount, IdpError, linkAccount, listAccounts, resetProviderState, unlinkIdentity } from "./store";
+import { getAccount, IdpError, linkAccount, listAccounts, resetProviderState, unlinkIdentity, type Fencing } from "./store";
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
 /** What became of a call, for the log: its HTTP answer (0 for none) and anything unusual about it. */
@@ -23,7 +23,7 @@ const hangLimitMs = 120_000;
 
 export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>) {
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
-  function endpoint(name: ProviderEndpoint, perform: (request: Request, params: Record<string, string>) => Promise<Answer>) {
+  function endpoint(name: ProviderEndpoint, perform: (request: Request, params: Record<string, string>, fencing: Fencing) => Promise<Answer>) {
     return async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
       const started = performance.now();
       const settings = await getLabSettings(db);
@@ -31,7 +31,8 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>)
       const random = await randomSource(db, settings.provider.seed);
       const outcome = (await takeScriptedOutcome(db, name)) ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
-      const apply = () => applied(() => perform(request, decodeParams(params)));
+      const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
+      const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
       const played = await play(outcome, latencyMs, chaos.retryAfterSeconds, request.signal, apply);
       await db
@@ -58,17 +59,17 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>)
     ),
     http.delete(
       `${api}/users/:primaryId/identities/:provider/:userId`,
-      endpoint("unlink", async (_request, params) => ({
+      endpoint("unlink", async (_request, params, fencing) => ({
         status: 200,
-        body: await unlinkIdentity(db, params.primaryId!, params.provider!, params.userId!),
+        body: await unlinkIdentity(db, params.primaryId!, params.provider!, params.userId!, fencing),
       })),
     ),
     http.post(
       `${api}/users/:primaryId/identities`,
-      endpoint("link", async (request, params) => {
+      endpoint("link", async (request, params, fencing) => {
         const body = linkBodySchema.safeParse(await request.clone().json().catch(() => null));
         if (!body.success) throw new IdpError(400, "Bad Request", "Payload validation error: provider and user_id are required", "invalid_body");
-        return { status: 201, body: await linkAccount(db, params.primaryId!, body.data.provider, body.data.user_id) };
+        return { status: 201, body: await linkAccount(db, params.primaryId!, body.data.provider, body.data.user_id, fencing) };
       }),
     ),
     http.get(`${baseUrl}/lab/state`, async () => {
@@ -119,7 +120,7 @@ async function play(outcome: ScriptedOutcome, latencyMs: number, retryAfterSecon
       // A caller that gave up before the provider got to the request: the change is not applied.
       if (signal.aborted) return { answer: errorAnswer(new IdpError(499, "Client Closed Request", "The caller closed the request", "client_closed")), logStatus: 499, outcome: "client-closed" };
       const answer = await apply();
-      return { answer, logStatus: answer.status, outcome: null };
+      return { answer, logStatus: answer.status, outcome: isFenced(answer) ? "fenced" : null };
     }
   }
 }
@@ -131,6 +132,10 @@ async function applied(perform: () => Promise<Answer>): Promise<Answer> {
     if (error instanceof IdpError) return errorAnswer(error);
     throw error;
   }
+}
+
+function isFenced(answer: Answer): boolean {
+  return (answer.body as { errorCode?: string } | null)?.errorCode === "fenced_token";
 }
 
 function errorAnswer(error: IdpError): Answer {
@@ -179,6 +184,11 @@ function untilAborted(signal: AbortSignal, limitMs: number): Promise<void> {
       resolve();
     });
   });
+}
+
+function fenceOf(request: Request): bigint | null {
+  const header = request.headers.get("X-Fencing-Token");
+  return header && /^\d{1,19}$/.test(header) ? BigInt(header) : null;
 }
 
 function decodeParams(params: Record<string, string | readonly string[] | undefined>): Record<string, string> {

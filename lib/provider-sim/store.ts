@@ -28,6 +28,12 @@ export class IdpError extends Error {
   }
 }
 
+/** The caller's fencing token, and whether the provider refuses tokens older than one it has seen. */
+export interface Fencing {
+  fence: bigint | null;
+  enforce: boolean;
+}
+
 const accountIdOf = (provider: string, userId: string): string => `${provider}|${userId}`;
 
 export async function listAccounts(db: Kysely<Database>): Promise<IdpAccount[]> {
@@ -54,11 +60,12 @@ export async function getAccount(db: Kysely<Database>, accountId: string): Promi
 }
 
 /** `DELETE /users/{primaryId}/identities/{provider}/{userId}`: the identity becomes an account of its own. */
-export async function unlinkIdentity(db: Kysely<Database>, primaryId: string, provider: string, userId: string): Promise<IdpIdentity[]> {
+export async function unlinkIdentity(db: Kysely<Database>, primaryId: string, provider: string, userId: string, fencing: Fencing): Promise<IdpIdentity[]> {
   return db.transaction().execute(async (trx) => {
     const secondaryId = accountIdOf(provider, userId);
     if (secondaryId === primaryId) throw new IdpError(400, "Bad Request", "Main identity cannot be removed", "operation_not_supported");
     await lockAccounts(trx, [primaryId]);
+    await checkFence(trx, [primaryId, secondaryId], fencing);
     if (!(await accountExists(trx, primaryId))) throw userNotFound();
     if (!(await isLinkedUnder(trx, primaryId, provider, userId))) throw new IdpError(404, "Not Found", "Identity not found", "inexistent_identity");
     await trx.insertInto("idp.accounts").values({ user_id: secondaryId }).execute();
@@ -73,11 +80,12 @@ export async function unlinkIdentity(db: Kysely<Database>, primaryId: string, pr
 }
 
 /** `POST /users/{primaryId}/identities`: the secondary account and all linked under it move under primary. */
-export async function linkAccount(db: Kysely<Database>, primaryId: string, provider: string, userId: string): Promise<IdpIdentity[]> {
+export async function linkAccount(db: Kysely<Database>, primaryId: string, provider: string, userId: string, fencing: Fencing): Promise<IdpIdentity[]> {
   return db.transaction().execute(async (trx) => {
     const secondaryId = accountIdOf(provider, userId);
     if (secondaryId === primaryId) throw new IdpError(400, "Bad Request", "Main identity and the new one are the same.", "invalid_body");
     await lockAccounts(trx, [primaryId, secondaryId]);
+    await checkFence(trx, [primaryId, secondaryId], fencing);
     if (!(await accountExists(trx, primaryId))) throw userNotFound();
     if (await isLinkedUnder(trx, primaryId, provider, userId)) throw new IdpError(409, "Conflict", "Specified identity already exists", "identity_conflict");
     if (!(await accountExists(trx, secondaryId))) throw new IdpError(400, "Bad Request", "Provided secondary account not found", "invalid_body");
@@ -96,6 +104,7 @@ export async function resetProviderState(
     await trx.deleteFrom("idp.identities").execute();
     await trx.deleteFrom("idp.accounts").execute();
     await trx.deleteFrom("idp.calls").execute();
+    await trx.deleteFrom("idp.fences").execute();
     if (accounts.length === 0) return;
     await trx.insertInto("idp.accounts").values(accounts.map((account) => ({ user_id: account.userId }))).execute();
     await trx
@@ -108,6 +117,24 @@ export async function resetProviderState(
 // Account rows are locked in one order so that two concurrent links never deadlock.
 async function lockAccounts(trx: Transaction<Database>, accountIds: string[]): Promise<void> {
   await trx.selectFrom("idp.accounts").select("user_id").where("user_id", "in", [...accountIds].sort()).orderBy("user_id").forUpdate().execute();
+}
+
+/**
+ * Kleppmann's fencing check, before any precondition: remembers the highest token seen per account and,
+ * when enforcing, refuses a lower one. Calls without a token (unguarded strategies) pass.
+ */
+async function checkFence(trx: Transaction<Database>, accountIds: string[], { fence, enforce }: Fencing): Promise<void> {
+  if (fence === null) return;
+  const seen = await trx.selectFrom("idp.fences").select(["account_user_id", "fence"]).where("account_user_id", "in", accountIds).forUpdate().execute();
+  const newer = seen.find((row) => BigInt(row.fence) > fence);
+  if (newer && enforce) {
+    throw new IdpError(409, "Conflict", `Fencing token ${fence} is older than token ${newer.fence}, already used on ${newer.account_user_id}`, "fenced_token");
+  }
+  await trx
+    .insertInto("idp.fences")
+    .values(accountIds.map((account_user_id) => ({ account_user_id, fence: fence.toString() })))
+    .onConflict((conflict) => conflict.column("account_user_id").doUpdateSet({ fence: sql`greatest(idp.fences.fence, excluded.fence)` }))
+    .execute();
 }
 
 async function accountExists(trx: Transaction<Database>, accountId: string): Promise<boolean> {
