@@ -44,3 +44,8 @@ function fieldErrors(error: z.ZodError, at: string): FieldError[] {
     return { field: path || at || "body", message: issue.message };
   });
 }
+
+/** An answer kept from an earlier request (idempotency), sent again as it was. */
+export function storedAnswerResponse(answer: { status: number; body: unknown; headers: Record<string, string> }): Response {
+  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+}

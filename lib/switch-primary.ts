@@ -20,7 +20,8 @@ import {
   UserNotFound,
   type ProviderStep,
 } from "./problems";
-import { guards, type GuardedSection } from "./strategies";
+import { withIdempotencyKey, type StoredAnswer } from "./idempotency";
+import { guards, maxHoldMs, type GuardedSection } from "./strategies";
 import type { JournalEntry } from "./switch-journal";
 import { findIdentityOf, findUser } from "./users";
 
@@ -142,4 +143,15 @@ const holds = (account: ProviderAccount | null, identityId: string): boolean =>
 async function saveRecoveredPrimary(section: GuardedSection, entry: JournalEntry, primaryIdentityId: string): Promise<void> {
   const user = await findUser(section.db, entry.userId);
   if (user && user.primaryIdentityId !== primaryIdentityId) await section.savePrimary(user, primaryIdentityId);
+}
+
+/**
+ * `promoteToPrimary` under an Idempotency-Key: a repeat gets the first answer without calling the
+ * provider again. A claim is stale (its request died) once no lease it could hold can still be alive.
+ */
+export async function promoteToPrimaryOnce(db: Kysely<Database>, provider: IdentityProviderClient, request: PromoteRequest, idempotencyKey: string): Promise<StoredAnswer> {
+  const staleAfterMs = 2 * maxHoldMs((await getLabSettings(db)).leaseTtlMs);
+  return withIdempotencyKey(db, { userId: request.userId, key: idempotencyKey, request: { identityId: request.identityId }, staleAfterMs }, (operationId) =>
+    promoteToPrimary(db, provider, { ...request, operationId }),
+  );
 }

@@ -1,0 +1,167 @@
+import { beforeEach, describe, expect, inject, it } from "vitest";
+import { appClient, type AppClient } from "./http-client";
+
+const app = appClient(inject("appUrl"));
+let ada: AppClient;
+
+beforeEach(async () => {
+  await app.reset();
+  await app.configure({ strategy: "lease", provider: { latencyMs: 20 } });
+  ada = await app.signedIn("ada");
+});
+
+const adaAudit = async () => (await app.audit()).users.find((user: { userId: string }) => user.userId === "ada");
+const leaseHeld = async () => (await ada.get("/api/users/ada")).body.lease.held as boolean;
+const events = async () => (await app.get("/api/lab/events?userId=ada")).body.events as { kind: string; message: string }[];
+const calls = async () => (await app.provider()).calls as { method: string; path: string; status: number; outcome: string | null; operationId: string }[];
+
+describe("recovery of a half-done switch by the next lease holder", () => {
+  it("finishes a switch whose link failed, then does its own work: the audit is consistent again", async () => {
+    await app.configure({ provider: { script: { link: ["500"] } } });
+    expect((await ada.promote("ada", "github|8812")).status).toBe(502);
+    expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
+
+    const next = await ada.promote("ada", "auth0|ada-email");
+    expect(next.status).toBe(200);
+    expect((await adaAudit()).consistent).toBe(true);
+    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
+    expect((await events()).map((event) => event.message)).toContainEqual(
+      expect.stringMatching(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation .* unlinked but not linked; finished the link\.$/),
+    );
+  });
+
+  it("saves the primary of a switch the provider applied but answered late", async () => {
+    await app.configure({ leaseTtlMs: 500, provider: { script: { link: ["applied-late"] } } });
+    expect((await ada.promote("ada", "github|8812")).status).toBe(504);
+    expect((await adaAudit()).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+
+    await app.configure({ leaseTtlMs: 10_000 });
+    const next = await ada.promote("ada", "github|8812");
+    expect(next.status).toBe(200);
+    expect(next.body.changed).toBe(false);
+    expect((await adaAudit()).consistent).toBe(true);
+    expect((await events()).map((event) => event.kind)).toContain("recovered");
+  });
+});
+
+describe("the critical section never outlives its lease", () => {
+  it("stops with 409 lease-lost when, after a pause longer than renewals may hold, the lease is no longer its own", async () => {
+    // Renewals hold a 500 ms lease for at most 1.5 s; the pause after the unlink lasts 2.5 s.
+    await app.configure({ leaseTtlMs: 500, faults: { stall: { at: "unlinked", ms: 2_500 } } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(409);
+    expect(answer.body).toMatchObject({ step: "link" });
+    expect(answer.body.type).toMatch(/\/lease-lost$/);
+    expect((await calls()).map((call) => call.method)).toEqual(["DELETE"]);
+    expect((await events()).map((event) => event.kind)).toContain("lease-lost");
+    expect((await app.get("/api/lab")).body.faults.stall).toBeNull();
+
+    // The next holder finishes what the stopped one left.
+    await app.configure({ leaseTtlMs: 10_000 });
+    expect((await ada.promote("ada", "apple|001122.ada")).status).toBe(200);
+    expect((await adaAudit()).consistent).toBe(true);
+  });
+});
+
+describe("fencing tokens", () => {
+  it("with a TTL shorter than the provider latency and fencing enforced, the stolen-lease race is refused by the provider", async () => {
+    // The textbook lease (no deadline, no renewal, no checks): the first operation pauses after reading
+    // the primary, its 500 ms lease expires, and a second operation takes the lease over.
+    await app.configure({
+      leaseTtlMs: 500,
+      leaseSafeguards: false,
+      faults: { stall: { at: "acquired", ms: 4_000 } },
+      provider: { latencyMs: 600, enforceFencing: true },
+    });
+    const stale = ada.promote("ada", "github|8812");
+    // The first operation has taken its pause (the one-shot fault is used up) and its lease has run out.
+    await expect.poll(() => app.get("/api/lab").then((answer) => answer.body.faults.stall), { timeout: 10_000 }).toBeNull();
+    await expect.poll(leaseHeld, { timeout: 10_000 }).toBe(false);
+
+    const thief = await ada.promote("ada", "auth0|ada-email");
+    expect(thief.status).toBe(200);
+    const refused = await stale;
+    expect(refused.status).toBe(409);
+    expect(refused.body.type).toMatch(/\/fenced$/);
+    expect(refused.body).toMatchObject({ step: "unlink" });
+
+    const fenced = (await calls()).filter((call) => call.outcome === "fenced");
+    expect(fenced).toHaveLength(1);
+    expect(fenced[0]).toMatchObject({ method: "DELETE", status: 409 });
+    expect(fenced[0]!.operationId).not.toBe(thief.body.operationId);
+    expect((await events()).map((event) => event.kind)).toEqual(expect.arrayContaining(["lease-taken-over", "fenced"]));
+    expect((await adaAudit()).consistent).toBe(true);
+    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
+  });
+});
+
+describe("a failed release is not the operation's failure", () => {
+  it("answers 200 when the release fails once; the background retry frees the lease", async () => {
+    await app.configure({ faults: { releaseFailures: 1 } });
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+    expect(answer.body.primaryIdentityId).toBe("github|8812");
+    await expect.poll(leaseHeld, { timeout: 10_000 }).toBe(false);
+    expect((await events()).map((event) => event.kind)).toEqual(["release-failed"]);
+  });
+
+  it("answers 200 when every release attempt fails; the TTL frees the lease and the next switch succeeds", async () => {
+    await app.configure({ leaseTtlMs: 1_000, faults: { releaseFailures: 10 } });
+    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
+    expect(await leaseHeld()).toBe(true);
+    expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(409);
+
+    await app.configure({ faults: { releaseFailures: 0 } });
+    await expect.poll(leaseHeld, { timeout: 10_000 }).toBe(false);
+    expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    expect((await adaAudit()).consistent).toBe(true);
+  });
+});
+
+describe("Idempotency-Key", () => {
+  it("answers a repeat with the first answer, without calling the provider again", async () => {
+    const first = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
+    expect(first.status).toBe(200);
+    const repeat = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toEqual(first.body);
+    expect(await calls()).toHaveLength(2);
+  });
+
+  it("keeps a failure's answer too", async () => {
+    await app.configure({ provider: { script: { unlink: ["500"] } } });
+    const first = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-2" });
+    expect(first.status).toBe(502);
+    const repeat = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-2" });
+    expect(repeat.status).toBe(502);
+    expect(repeat.headers.get("content-type")).toBe("application/problem+json");
+    expect(repeat.body).toEqual(first.body);
+    expect(await calls()).toHaveLength(1);
+  });
+
+  it("answers the same key with a different body 422 and changes nothing", async () => {
+    expect((await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-3" })).status).toBe(200);
+    const reused = await ada.promote("ada", "auth0|ada-email", { "Idempotency-Key": "switch-3" });
+    expect(reused.status).toBe(422);
+    expect(reused.body.type).toMatch(/\/idempotency-key-reused$/);
+    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("github|8812");
+    expect(await calls()).toHaveLength(2);
+  });
+
+  it("runs concurrent repeats of one key once", async () => {
+    await app.configure({ provider: { latencyMs: 300 } });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" })));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    expect(answers.filter((answer) => answer.status === 409)).toHaveLength(4);
+    expect(await calls()).toHaveLength(2);
+    const afterwards = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" });
+    expect(afterwards.body).toEqual(answers.find((answer) => answer.status === 200)!.body);
+  });
+
+  it("refuses a key longer than 255 characters with 400", async () => {
+    const answer = await ada.promote("ada", "github|8812", { "Idempotency-Key": "k".repeat(256) });
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.map((error: { field: string }) => error.field)).toContain("Idempotency-Key");
+    expect(await calls()).toEqual([]);
+  });
+});
