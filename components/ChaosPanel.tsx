@@ -70,6 +70,16 @@ export function ChaosPanel() {
           </select>
         )}
       </Field>
+      <Field label="Enforce fencing tokens" hint="refuse a call whose token is older than one already seen for the account">
+        {(id) => (
+          <input
+            id={id}
+            type="checkbox"
+            checked={provider.enforceFencing}
+            onChange={(event) => update.mutate({ provider: { enforceFencing: event.target.checked } })}
+          />
+        )}
+      </Field>
       <Field label="Settings below apply to">
         {(id) => (
           <select id={id} value={scope} onChange={(event) => setScope(event.target.value as Scope)}>

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, ApiError, queryKeys, type LabSettings, type Problem, type PromoteResult, type UserView } from "./api";
 import { BurstControl } from "./BurstControl";
+import { EventsPanel } from "./EventsPanel";
 import { useNow } from "./useNow";
 
 /** One click on "Make primary" and what became of it. */
@@ -33,6 +34,7 @@ export function IdentityPanel({ userId }: { userId: string }) {
       void queryClient.invalidateQueries({ queryKey: queryKeys.user(userId) });
       void queryClient.invalidateQueries({ queryKey: queryKeys.audit });
       void queryClient.invalidateQueries({ queryKey: queryKeys.provider });
+      void queryClient.invalidateQueries({ queryKey: ["events", userId] });
     },
   });
 
@@ -92,6 +94,7 @@ export function IdentityPanel({ userId }: { userId: string }) {
           );
         })}
       </ul>
+      <EventsPanel userId={userId} />
       <BurstControl user={user.data} />
     </>
   );
@@ -122,8 +125,7 @@ function AttemptOutcome({ attempt, now }: { attempt: Attempt; now: number }) {
 
 function describeProblem(problem: Problem): string {
   const step = typeof problem.step === "string" ? problem.step : "a";
-  if (problem.status === 409 && problem.type.endsWith("/stale-write")) return `${problem.title}: ${problem.detail}`;
-  if (problem.status === 409) return problem.title;
+  if (problem.type.endsWith("/operation-in-progress")) return problem.title;
   if (problem.status === 502) {
     const status = problem.providerStatus ? ` (HTTP ${String(problem.providerStatus)})` : " (no answer)";
     return `The provider failed the ${step} step${status}: ${problem.detail}`;

@@ -2,6 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, type Strategy } from "./api";
+import { FaultControls } from "./FaultControls";
 import { Field, NumberField } from "./fields";
 import { useLabSettings } from "./useLab";
 
@@ -55,9 +56,15 @@ export function LabPanel() {
       <p className="explanation">{strategyInfo[settings.strategy].explanation}</p>
       <NumberField label="Lease TTL (ms)" value={settings.leaseTtlMs} min={500} max={120000} step={500} onCommit={(leaseTtlMs) => update.mutate({ leaseTtlMs })} />
       <NumberField label="Connection pool size" value={settings.poolSize} min={1} max={20} step={1} onCommit={(poolSize) => update.mutate({ poolSize })} />
+      <Field label="Lease safeguards" hint="deadline inside the lease, renewal, checks before each step; off: the textbook lease">
+        {(id) => (
+          <input id={id} type="checkbox" checked={settings.leaseSafeguards} onChange={(event) => update.mutate({ leaseSafeguards: event.target.checked })} />
+        )}
+      </Field>
       <Field label="Client guard" hint="disable the buttons while a request is pending">
         {(id) => <input id={id} type="checkbox" checked={settings.clientGuard} onChange={(event) => update.mutate({ clientGuard: event.target.checked })} />}
       </Field>
+      <FaultControls />
       {update.error && <p role="alert">{update.error.message}</p>}
       <div className="row">
         <button type="button" onClick={() => reset.mutate()} disabled={reset.isPending}>

@@ -29,9 +29,10 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
 // Types only (erased at build): the page shares the server's shapes without bundling server code.
 export type { AuditReport, Finding } from "@/lib/audit";
 export type { PoolStats } from "@/lib/db";
+export type { OperationEvent } from "@/lib/events";
 export type { BurstReport } from "@/lib/lab";
 export type { LabPreset } from "@/lib/lab-presets";
-export type { LabSettings, ProviderEndpoint, ScriptedOutcome, Strategy } from "@/lib/lab-settings";
+export type { LabSettings, ProviderEndpoint, ScriptedOutcome, StallPoint, Strategy } from "@/lib/lab-settings";
 export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client";
 export type { PromoteResult } from "@/lib/switch-primary";
 export type { UserView } from "@/lib/users";
