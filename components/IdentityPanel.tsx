@@ -127,8 +127,8 @@ function describeProblem(problem: Problem): string {
   const step = typeof problem.step === "string" ? problem.step : "a";
   if (problem.type.endsWith("/operation-in-progress")) return problem.title;
   if (problem.status === 502) {
-    const status = problem.providerStatus ? ` (HTTP ${String(problem.providerStatus)})` : " (no answer)";
-    return `The provider failed the ${step} step${status}: ${problem.detail}`;
+    const status = problem.providerStatus ? `HTTP ${String(problem.providerStatus)}` : "no answer";
+    return `The provider failed the ${step} step (${status}). ${problem.detail}`;
   }
   if (problem.status === 504) return `The lease's deadline ran out during the ${step} step; the lease was released.`;
   return `${problem.title}: ${problem.detail}`;
