@@ -84,7 +84,7 @@ const leaseGuard: Guard = {
           message: `The lease of operation ${shortId(entry.operationId)} (token ${entry.fence}) expired unreleased and was taken over by operation ${shortId(operationId)} (token ${lease.fence}).`,
         });
       }
-      const stall = await takeStall(db);
+      const stall = settings.faults.stall ? await takeStall(db) : null;
       const result = await body({
         db,
         deadline,
@@ -176,9 +176,19 @@ const nextStepAfter: Record<JournalStep, string> = {
   resolved: "release",
 };
 
+/** Runs `body` under a deadline of `budgetMs`, whose timer is cleared when it ends. */
+async function withDeadline<T>(budgetMs: number, body: (deadline: Deadline) => Promise<T>): Promise<T> {
+  const deadline = new Deadline(budgetMs);
+  try {
+    return await body(deadline);
+  } finally {
+    deadline.dispose();
+  }
+}
+
 /** No guard at all: the race is there to be seen. The calls are still bounded by the TTL. */
 const noGuard: Guard = {
-  run: ({ db, settings }, body) => body({ db, deadline: new Deadline(settings.leaseTtlMs), savePrimary: plainSave(db), ...unjournaled }),
+  run: ({ db, settings }, body) => withDeadline(settings.leaseTtlMs, (deadline) => body({ db, deadline, savePrimary: plainSave(db), ...unjournaled })),
 };
 
 /**
@@ -190,7 +200,7 @@ const transactionGuard: Guard = {
     db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom("users").select("id").where("id", "=", userId).forUpdate().executeTakeFirst();
       if (!row) throw new UserNotFound(userId);
-      return body({ db: trx, deadline: new Deadline(settings.leaseTtlMs), savePrimary: plainSave(trx), ...unjournaled });
+      return withDeadline(settings.leaseTtlMs, (deadline) => body({ db: trx, deadline, savePrimary: plainSave(trx), ...unjournaled }));
     }),
 };
 
@@ -199,7 +209,7 @@ const advisoryGuard: Guard = {
   run: ({ db, userId, settings }, body) =>
     db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(hashtext(${`users.identity_action:${userId}`}))`.execute(trx);
-      return body({ db: trx, deadline: new Deadline(settings.leaseTtlMs), savePrimary: plainSave(trx), ...unjournaled });
+      return withDeadline(settings.leaseTtlMs, (deadline) => body({ db: trx, deadline, savePrimary: plainSave(trx), ...unjournaled }));
     }),
 };
 
@@ -211,14 +221,16 @@ const optimisticGuard: Guard = {
   async run({ db, userId, settings }, body) {
     const version = await readVersion(db, userId);
     if (version === null) throw new UserNotFound(userId);
-    return body({
-      db,
-      deadline: new Deadline(settings.leaseTtlMs),
-      savePrimary: async (user, primaryIdentityId) => {
-        if (!(await saveUser(db, { ...user, primaryIdentityId }, version))) throw new StaleWrite(userId);
-      },
-      ...unjournaled,
-    });
+    return withDeadline(settings.leaseTtlMs, (deadline) =>
+      body({
+        db,
+        deadline,
+        savePrimary: async (user, primaryIdentityId) => {
+          if (!(await saveUser(db, { ...user, primaryIdentityId }, version))) throw new StaleWrite(userId);
+        },
+        ...unjournaled,
+      }),
+    );
   },
 };
 

@@ -50,8 +50,24 @@ export function appClient(baseUrl: string, cookie?: string) {
       return answer.body;
     },
     audit: async () => (await call("GET", "/api/lab/audit")).body,
+    /** One user's entry of the audit. */
+    userAudit: async (userId: string) => (await call("GET", "/api/lab/audit")).body.users.find((user: { userId: string }) => user.userId === userId),
     provider: async () => (await call("GET", "/api/lab/provider")).body,
+    /** The provider's call log. */
+    calls: async () => (await call("GET", "/api/lab/provider")).body.calls as ProviderCallSeen[],
+    events: async (userId: string) => (await call("GET", `/api/lab/events?userId=${userId}`)).body.events as { kind: string; message: string }[],
+    leaseHeld: async (userId: string) => (await call("GET", `/api/users/${userId}`)).body.lease.held as boolean,
   };
+}
+
+export interface ProviderCallSeen {
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  outcome: string | null;
+  operationId: string;
+  durationMs: number;
 }
 
 export type AppClient = ReturnType<typeof appClient>;

@@ -10,22 +10,18 @@ beforeEach(async () => {
   ada = await app.signedIn("ada");
 });
 
-const adaAudit = async () => (await app.audit()).users.find((user: { userId: string }) => user.userId === "ada");
-const leaseHeld = async () => (await ada.get("/api/users/ada")).body.lease.held as boolean;
-const events = async () => (await app.get("/api/lab/events?userId=ada")).body.events as { kind: string; message: string }[];
-const calls = async () => (await app.provider()).calls as { method: string; path: string; status: number; outcome: string | null; operationId: string }[];
 
 describe("recovery of a half-done switch by the next lease holder", () => {
   it("finishes a switch whose link failed, then does its own work: the audit is consistent again", async () => {
     await app.configure({ provider: { script: { link: ["500"] } } });
     expect((await ada.promote("ada", "github|8812")).status).toBe(502);
-    expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
+    expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
 
     const next = await ada.promote("ada", "auth0|ada-email");
     expect(next.status).toBe(200);
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
     expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
-    expect((await events()).map((event) => event.message)).toContainEqual(
+    expect((await app.events("ada")).map((event) => event.message)).toContainEqual(
       expect.stringMatching(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation .* unlinked but not linked; finished the link\.$/),
     );
   });
@@ -33,14 +29,14 @@ describe("recovery of a half-done switch by the next lease holder", () => {
   it("saves the primary of a switch the provider applied but answered late", async () => {
     await app.configure({ leaseTtlMs: 500, provider: { script: { link: ["applied-late"] } } });
     expect((await ada.promote("ada", "github|8812")).status).toBe(504);
-    expect((await adaAudit()).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+    expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
 
     await app.configure({ leaseTtlMs: 10_000 });
     const next = await ada.promote("ada", "github|8812");
     expect(next.status).toBe(200);
     expect(next.body.changed).toBe(false);
-    expect((await adaAudit()).consistent).toBe(true);
-    expect((await events()).map((event) => event.kind)).toContain("recovered");
+    expect((await app.userAudit("ada")).consistent).toBe(true);
+    expect((await app.events("ada")).map((event) => event.kind)).toContain("recovered");
   });
 });
 
@@ -52,14 +48,14 @@ describe("the critical section never outlives its lease", () => {
     expect(answer.status).toBe(409);
     expect(answer.body).toMatchObject({ step: "link" });
     expect(answer.body.type).toMatch(/\/lease-lost$/);
-    expect((await calls()).map((call) => call.method)).toEqual(["DELETE"]);
-    expect((await events()).map((event) => event.kind)).toContain("lease-lost");
+    expect((await app.calls()).map((call) => call.method)).toEqual(["DELETE"]);
+    expect((await app.events("ada")).map((event) => event.kind)).toContain("lease-lost");
     expect((await app.get("/api/lab")).body.faults.stall).toBeNull();
 
     // The next holder finishes what the stopped one left.
     await app.configure({ leaseTtlMs: 10_000 });
     expect((await ada.promote("ada", "apple|001122.ada")).status).toBe(200);
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });
 
@@ -76,7 +72,7 @@ describe("fencing tokens", () => {
     const stale = ada.promote("ada", "github|8812");
     // The first operation has taken its pause (the one-shot fault is used up) and its lease has run out.
     await expect.poll(() => app.get("/api/lab").then((answer) => answer.body.faults.stall), { timeout: 10_000 }).toBeNull();
-    await expect.poll(leaseHeld, { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
     const thief = await ada.promote("ada", "auth0|ada-email");
     expect(thief.status).toBe(200);
@@ -85,12 +81,12 @@ describe("fencing tokens", () => {
     expect(refused.body.type).toMatch(/\/fenced$/);
     expect(refused.body).toMatchObject({ step: "unlink" });
 
-    const fenced = (await calls()).filter((call) => call.outcome === "fenced");
+    const fenced = (await app.calls()).filter((call) => call.outcome === "fenced");
     expect(fenced).toHaveLength(1);
     expect(fenced[0]).toMatchObject({ method: "DELETE", status: 409 });
     expect(fenced[0]!.operationId).not.toBe(thief.body.operationId);
-    expect((await events()).map((event) => event.kind)).toEqual(expect.arrayContaining(["lease-taken-over", "fenced"]));
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.events("ada")).map((event) => event.kind)).toEqual(expect.arrayContaining(["lease-taken-over", "fenced"]));
+    expect((await app.userAudit("ada")).consistent).toBe(true);
     expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
   });
 });
@@ -101,20 +97,20 @@ describe("a failed release is not the operation's failure", () => {
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(200);
     expect(answer.body.primaryIdentityId).toBe("github|8812");
-    await expect.poll(leaseHeld, { timeout: 10_000 }).toBe(false);
-    expect((await events()).map((event) => event.kind)).toEqual(["release-failed"]);
+    await expect.poll(() => ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
+    expect((await app.events("ada")).map((event) => event.kind)).toEqual(["release-failed"]);
   });
 
   it("answers 200 when every release attempt fails; the TTL frees the lease and the next switch succeeds", async () => {
     await app.configure({ leaseTtlMs: 1_000, faults: { releaseFailures: 10 } });
     expect((await ada.promote("ada", "github|8812")).status).toBe(200);
-    expect(await leaseHeld()).toBe(true);
+    expect(await ada.leaseHeld("ada")).toBe(true);
     expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(409);
 
     await app.configure({ faults: { releaseFailures: 0 } });
-    await expect.poll(leaseHeld, { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
     expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(200);
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });
 
@@ -125,7 +121,7 @@ describe("Idempotency-Key", () => {
     const repeat = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
     expect(repeat.status).toBe(200);
     expect(repeat.body).toEqual(first.body);
-    expect(await calls()).toHaveLength(2);
+    expect(await app.calls()).toHaveLength(2);
   });
 
   it("keeps a failure's answer too", async () => {
@@ -136,7 +132,7 @@ describe("Idempotency-Key", () => {
     expect(repeat.status).toBe(502);
     expect(repeat.headers.get("content-type")).toBe("application/problem+json");
     expect(repeat.body).toEqual(first.body);
-    expect(await calls()).toHaveLength(1);
+    expect(await app.calls()).toHaveLength(1);
   });
 
   it("answers the same key with a different body 422 and changes nothing", async () => {
@@ -145,7 +141,7 @@ describe("Idempotency-Key", () => {
     expect(reused.status).toBe(422);
     expect(reused.body.type).toMatch(/\/idempotency-key-reused$/);
     expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("github|8812");
-    expect(await calls()).toHaveLength(2);
+    expect(await app.calls()).toHaveLength(2);
   });
 
   it("runs concurrent repeats of one key once", async () => {
@@ -153,7 +149,7 @@ describe("Idempotency-Key", () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" })));
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     expect(answers.filter((answer) => answer.status === 409)).toHaveLength(4);
-    expect(await calls()).toHaveLength(2);
+    expect(await app.calls()).toHaveLength(2);
     const afterwards = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" });
     expect(afterwards.body).toEqual(answers.find((answer) => answer.status === 200)!.body);
   });
@@ -162,6 +158,6 @@ describe("Idempotency-Key", () => {
     const answer = await ada.promote("ada", "github|8812", { "Idempotency-Key": "k".repeat(256) });
     expect(answer.status).toBe(400);
     expect(answer.body.errors.map((error: { field: string }) => error.field)).toContain("Idempotency-Key");
-    expect(await calls()).toEqual([]);
+    expect(await app.calls()).toEqual([]);
   });
 });

@@ -10,9 +10,6 @@ beforeEach(async () => {
   ada = await app.signedIn("ada");
 });
 
-const adaAudit = async () => (await app.audit()).users.find((user: { userId: string }) => user.userId === "ada");
-const leaseHeld = async () => (await ada.get("/api/users/ada")).body.lease.held;
-const calls = async () => (await app.provider()).calls as { method: string; status: number; outcome: string | null; durationMs: number }[];
 
 describe("the provider honours each chaos knob, and the lease is free after every failure", () => {
   it("error rate with a chosen status, per endpoint: link answers 500, the unlink it follows is left half-done", async () => {
@@ -20,8 +17,8 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({ step: "link", providerStatus: 500 });
-    expect(await leaseHeld()).toBe(false);
-    expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
+    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
 
   it("network-error rate: no HTTP answer at all; the client retries, then gives up", async () => {
@@ -29,9 +26,9 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({ step: "unlink", providerStatus: null });
-    expect((await calls()).map((call) => [call.status, call.outcome])).toEqual(Array(4).fill([0, "network-error"]));
-    expect(await leaseHeld()).toBe(false);
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.calls()).map((call) => [call.status, call.outcome])).toEqual(Array(4).fill([0, "network-error"]));
+    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 
   it("timeout rate: the call hangs until the caller's deadline aborts it", async () => {
@@ -39,9 +36,9 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
-    await expect.poll(async () => (await calls()).map((call) => call.outcome), { timeout: 10_000 }).toEqual([null, "timeout"]);
-    expect(await leaseHeld()).toBe(false);
-    expect((await adaAudit()).violations).toEqual(["github|8812 is orphaned in its own account"]);
+    await expect.poll(async () => (await app.calls()).map((call) => call.outcome), { timeout: 10_000 }).toEqual([null, "timeout"]);
+    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
 
   it("429 with a Retry-After the deadline cannot wait for: the client gives up at once with 504", async () => {
@@ -49,9 +46,9 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "unlink" });
-    expect((await calls()).map((call) => call.status)).toEqual([429]);
-    expect(await leaseHeld()).toBe(false);
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.calls()).map((call) => call.status)).toEqual([429]);
+    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 
   it("429 with a short Retry-After: the client waits as told, retries, and the switch succeeds", async () => {
@@ -61,7 +58,7 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const log = (await app.provider()).calls as { status: number; at: string }[];
     expect(log.map((call) => call.status)).toEqual([429, 200, 201]);
     expect(Date.parse(log[1]!.at) - Date.parse(log[0]!.at)).toBeGreaterThanOrEqual(1_000);
-    expect((await adaAudit()).consistent).toBe(true);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 
   it("applied but answered late: the provider commits, the caller times out, the audit shows the split", async () => {
@@ -69,12 +66,12 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
-    await expect.poll(async () => (await calls()).map((call) => [call.status, call.outcome]), { timeout: 10_000 }).toEqual([
+    await expect.poll(async () => (await app.calls()).map((call) => [call.status, call.outcome]), { timeout: 10_000 }).toEqual([
       [200, null],
       [201, "applied-late"],
     ]);
-    expect(await leaseHeld()).toBe(false);
-    expect((await adaAudit()).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
   });
 
   it("a script of one-shot outcomes per endpoint plays in order, then the provider is calm again", async () => {
@@ -84,13 +81,13 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     expect(second.status).toBe(502);
     expect(second.body).toMatchObject({ step: "link", providerStatus: 500 });
     expect((await app.get("/api/lab")).body.provider.script.link).toEqual([]);
-    expect((await calls()).map((call) => call.status)).toEqual([200, 201, 200, 500]);
+    expect((await app.calls()).map((call) => call.status)).toEqual([200, 201, 200, 500]);
   });
 
   it("uniform latency: every call takes at least the minimum", async () => {
     await app.configure({ provider: { latencyMode: "uniform", minLatencyMs: 150, maxLatencyMs: 200 } });
     expect((await ada.promote("ada", "github|8812")).status).toBe(200);
-    expect((await calls()).map((call) => call.durationMs >= 150)).toEqual([true, true]);
+    expect((await app.calls()).map((call) => call.durationMs >= 150)).toEqual([true, true]);
   });
 
   it("a seeded random source makes a run repeatable", async () => {

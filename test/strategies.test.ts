@@ -19,7 +19,6 @@ function tracked<T>(promise: Promise<T>, order: string[], name: string): Promise
   return promise.finally(() => order.push(name));
 }
 
-const adaAudit = async () => (await app.audit()).users.find((user: { userId: string }) => user.userId === "ada");
 
 describe.each(["none", "optimistic"])("`%s` cannot keep concurrent switches apart", (strategy) => {
   it("two concurrent switches leave the provider corrupted, and the audit names it", async () => {
@@ -29,7 +28,7 @@ describe.each(["none", "optimistic"])("`%s` cannot keep concurrent switches apar
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 502]);
     // Both unlinked their target from the same old primary; only one could then link it.
     const loserTarget = targets[answers.findIndex((answer) => answer.status === 502)];
-    const audit = await adaAudit();
+    const audit = await app.userAudit("ada");
     expect(audit.consistent).toBe(false);
     expect(audit.violations).toEqual([`${loserTarget} is orphaned in its own account`]);
     // The finding points at the operation that left it: the one whose link failed.
@@ -51,7 +50,7 @@ describe("`optimistic`", () => {
       const answer = await switching;
       expect(answer.status).toBe(409);
       expect(answer.body.type).toMatch(/\/stale-write$/);
-      expect((await adaAudit()).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+      expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
     } finally {
       await db.destroy();
     }

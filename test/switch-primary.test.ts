@@ -52,19 +52,6 @@ describe("POST /api/users/{userId}/primary", () => {
     expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
   });
 
-  it("under `none`, two concurrent switches corrupt the provider and the audit names it", async () => {
-    await app.configure({ strategy: "none", provider: { latencyMs: 300 } });
-    const answers = await Promise.all([ada.promote("ada", "github|8812"), ada.promote("ada", "auth0|ada-email")]);
-
-    // Both read the same old primary, both unlinked their target; only one link could succeed.
-    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 502]);
-    const failed = answers.find((answer) => answer.status === 502)!;
-    expect(failed.body).toMatchObject({ step: "link", providerStatus: 400 });
-    const adaAudit = (await app.audit()).users.find((user: any) => user.userId === "ada");
-    expect(adaAudit.consistent).toBe(false);
-    expect(adaAudit.violations.join("\n")).toMatch(/is orphaned in its own account/);
-  });
-
   it("answers an identity that is already primary with changed: false and no provider call", async () => {
     const answer = await ada.promote("ada", "google-oauth2|104423");
     expect(answer.status).toBe(200);

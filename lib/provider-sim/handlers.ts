@@ -29,7 +29,8 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>)
       const settings = await getLabSettings(db);
       const chaos = effectiveChaos(settings, name);
       const random = await randomSource(db, settings.provider.seed);
-      const outcome = (await takeScriptedOutcome(db, name)) ?? rollOutcome(chaos, random);
+      const scripted = settings.provider.script[name].length > 0 ? await takeScriptedOutcome(db, name) : null;
+      const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
