@@ -62,7 +62,7 @@ export function IdentityPanel({ userId }: { userId: string }) {
       <h2 id="identities-heading">{user.data.displayName}&apos;s identities</h2>
       <p className={lease.held ? "lease held" : "lease free"} role="status" aria-live="polite">
         {lease.held && lease.expiresAt
-          ? `Lease held by a running operation — expires in ${secondsUntil(lease.expiresAt, now)} s`
+          ? `Lease held${user.data.operation ? ` by operation ${user.data.operation.operationId.slice(0, 8)}, switching to ${user.data.operation.toIdentityId}: ${stepWords[user.data.operation.step] ?? user.data.operation.step}` : ""} — expires in ${secondsUntil(lease.expiresAt, now)} s`
           : "Lease free — no operation is running for this user"}
       </p>
       <ul className="identities" aria-label="Linked identities">
@@ -122,6 +122,15 @@ function AttemptOutcome({ attempt, now }: { attempt: Attempt; now: number }) {
     </li>
   );
 }
+
+/** What a running switch is doing, from the last step its journal reached. */
+const stepWords: Record<string, string> = {
+  acquired: "unlinking at the provider",
+  unlinked: "unlinked, now linking",
+  linked: "linked, now saving",
+  saved: "saved, releasing",
+  done: "done, releasing",
+};
 
 function describeProblem(problem: Problem): string {
   const step = typeof problem.step === "string" ? problem.step : "a";

@@ -20,6 +20,8 @@ export interface Identity {
 export interface UserView extends User {
   identities: (Identity & { isPrimary: boolean })[];
   lease: { held: boolean; expiresAt: string | null };
+  /** While the lease is held: the running switch and the last step it reached (from its journal). */
+  operation: { operationId: string; fromIdentityId: string; toIdentityId: string; step: string } | null;
 }
 
 export const userIdSchema = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, "must be a demo user's id (lowercase letters, digits, dashes)");
@@ -78,9 +80,21 @@ export async function getUserView(db: Kysely<Database>, userId: string, leaseTtl
     identityActionLease.inspect(db, userId, leaseTtlMs),
   ]);
   if (!user || !lease) return null;
+  const running = lease.held
+    ? await db
+        .selectFrom("switch_journal")
+        .select(["operation_id", "from_identity_id", "to_identity_id", "step"])
+        .where("user_id", "=", userId)
+        .orderBy("id", "desc")
+        .limit(1)
+        .executeTakeFirst()
+    : undefined;
   return {
     ...user,
     identities: identities.map((identity) => ({ ...identity, isPrimary: identity.id === user.primaryIdentityId })),
     lease: { held: lease.held, expiresAt: lease.expiresAt?.toISOString() ?? null },
+    operation: running
+      ? { operationId: running.operation_id, fromIdentityId: running.from_identity_id, toIdentityId: running.to_identity_id, step: running.step }
+      : null,
   };
 }
