@@ -141,19 +141,16 @@ class LeaseHolder {
     this.heartbeat.unref?.();
   }
 
-  /** Renews while under the cap; false when the lease is no longer mine. */
+  /** Renews while under the cap (else only checks); false, and the deadline fired, when the lease is no longer mine. */
   private async renew(): Promise<boolean> {
-    if (performance.now() - this.heldSince >= maxHoldMs(this.ttlMs)) {
-      return identityActionLease.holds(this.db, this.userId, this.lease.token, this.ttlMs);
-    }
     const asked = performance.now();
-    const renewed = await identityActionLease.renew(this.db, this.userId, this.lease.token, this.ttlMs);
-    if (!renewed) {
-      this.deadline.abort("lease lost");
-      return false;
-    }
-    this.deadline.extend(this.ttlMs - safetyMarginMs(this.ttlMs) - (performance.now() - asked));
-    return true;
+    const capped = asked - this.heldSince >= maxHoldMs(this.ttlMs);
+    const mine = capped
+      ? await identityActionLease.holds(this.db, this.userId, this.lease.token, this.ttlMs)
+      : (await identityActionLease.renew(this.db, this.userId, this.lease.token, this.ttlMs)) !== null;
+    if (!mine) this.deadline.abort("lease lost");
+    else if (!capped) this.deadline.extend(this.ttlMs - safetyMarginMs(this.ttlMs) - (performance.now() - asked));
+    return mine;
   }
 
   async ensureStillMine(afterStep: JournalStep): Promise<void> {
