@@ -58,15 +58,15 @@ export function splitIdentityId(identityId: string): { provider: string; user_id
   return { provider: identityId.slice(0, bar), user_id: identityId.slice(bar + 1) };
 }
 
-export function identityProviderClient(baseUrl = config.identityProviderBaseUrl) {
+/** `fetchImpl` is how requests leave the process (the app passes one that keeps the simulator in the path). */
+export function identityProviderClient(baseUrl = config.identityProviderBaseUrl, fetchImpl: typeof fetch = fetch) {
   async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown, afterRetry: boolean): Promise<T> {
     const headers: Record<string, string> = { "X-Operation-Id": context.operationId };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
     const signal = context.deadline.signal;
     try {
-      // Looked up at call time, so the simulated provider's interception (MSW) is always in the path.
-      const response = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      const response = await fetchImpl(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
       const payload: unknown = await response.json().catch(() => null);
       if (!response.ok) {
         const { message, errorCode } = (payload ?? {}) as { message?: unknown; errorCode?: unknown };

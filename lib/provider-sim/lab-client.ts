@@ -1,6 +1,7 @@
 /** The app's only way to the simulated provider's lab endpoints: HTTP, like any other provider call. */
 import { config } from "../config";
 import type { ProviderAccount } from "../identity-provider";
+import { providerFetch } from "./server";
 
 export interface ProviderCall {
   at: string;
@@ -20,12 +21,12 @@ export interface ProviderState {
 }
 
 export async function fetchProviderState(): Promise<ProviderState> {
-  const response = await fetch(`${config.identityProviderBaseUrl}/lab/state`);
+  const response = await providerFetch(`${config.identityProviderBaseUrl}/lab/state`);
   if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/state`);
   return (await response.json()) as ProviderState;
 }
 
 export async function resetProvider(): Promise<void> {
-  const response = await fetch(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
+  const response = await providerFetch(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
   if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/reset`);
 }

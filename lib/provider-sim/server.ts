@@ -3,7 +3,13 @@ import { createDb } from "../../db/connection";
 import { config } from "../config";
 import { simulatedProviderHandlers } from "./handlers";
 
-const holder = globalThis as typeof globalThis & { __leaseLockLabProvider?: ReturnType<typeof setupServer> };
+interface Interception {
+  server: ReturnType<typeof setupServer>;
+  /** The global fetch as MSW patched it. */
+  patchedFetch: typeof fetch;
+}
+
+const holder = globalThis as typeof globalThis & { __leaseLockLabProvider?: Interception };
 
 /**
  * Intercepts this process's outgoing calls to the provider's base URL; everything else passes through.
@@ -15,5 +21,24 @@ export function startSimulatedProvider(): void {
   const { db } = createDb(config.databaseUrl, 10);
   const server = setupServer(...simulatedProviderHandlers(config.identityProviderBaseUrl, db));
   server.listen({ onUnhandledRequest: "bypass" });
-  holder.__leaseLockLabProvider = server;
+  holder.__leaseLockLabProvider = { server, patchedFetch: globalThis.fetch };
 }
+
+/**
+ * Next.js's dev server puts its own global fetch back after a hot reload, silently removing MSW's
+ * interception (and instrumentation does not run again): patch it again when that happened.
+ */
+function ensureIntercepting(): void {
+  const interception = holder.__leaseLockLabProvider;
+  if (!interception) return startSimulatedProvider();
+  if (globalThis.fetch === interception.patchedFetch) return;
+  interception.server.close();
+  interception.server.listen({ onUnhandledRequest: "bypass" });
+  interception.patchedFetch = globalThis.fetch;
+}
+
+/** The fetch the app reaches the provider with: through the simulator when it is on. */
+export const providerFetch: typeof fetch = (input, init) => {
+  if (config.simulateProvider) ensureIntercepting();
+  return fetch(input, init);
+};

@@ -2,7 +2,7 @@ import type { NextRequest } from "next/server";
 import { z } from "zod";
 import { appDb } from "@/lib/db";
 import { parseJsonBody, respond } from "@/lib/http";
-import { identityProviderClient } from "@/lib/identity-provider";
+import { appIdentityProvider as provider } from "@/lib/app-provider";
 import { fireBurst, requireLab } from "@/lib/lab";
 import { requireSessionFor, sessionCookieName } from "@/lib/session";
 import { identityIdSchema, userIdSchema } from "@/lib/users";
@@ -12,7 +12,6 @@ const bodySchema = z.strictObject({
   count: z.number().int().min(1).max(50),
   identityId: identityIdSchema.optional(),
 });
-const provider = identityProviderClient();
 
 /** "Fire N concurrent clicks": N switches for the signed-in user at once, summarised. */
 export async function POST(request: NextRequest): Promise<Response> {

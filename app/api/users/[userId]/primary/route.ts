@@ -2,14 +2,13 @@ import type { NextRequest } from "next/server";
 import { z } from "zod";
 import { appDb } from "@/lib/db";
 import { parseJsonBody, parseOrThrow, respond, storedAnswerResponse } from "@/lib/http";
-import { identityProviderClient } from "@/lib/identity-provider";
+import { appIdentityProvider as provider } from "@/lib/app-provider";
 import { idempotencyKeySchema } from "@/lib/idempotency";
 import { requireSessionFor, sessionCookieName } from "@/lib/session";
 import { promoteToPrimary, promoteToPrimaryOnce } from "@/lib/switch-primary";
 import { identityIdSchema, userIdSchema } from "@/lib/users";
 
 const bodySchema = z.strictObject({ identityId: identityIdSchema });
-const provider = identityProviderClient();
 
 export async function POST(request: NextRequest, { params }: RouteContext<"/api/users/[userId]/primary">): Promise<Response> {
   return respond(async () => {
