@@ -161,3 +161,19 @@ describe("Idempotency-Key", () => {
     expect(await app.calls()).toEqual([]);
   });
 });
+
+describe("a recovery that cannot reach the provider", () => {
+  it("answers 502 recovery-failed, frees the lease, and leaves the switch for the next holder", async () => {
+    await app.configure({ provider: { script: { link: ["500"], get: ["500"] } } });
+    expect((await ada.promote("ada", "github|8812")).status).toBe(502);
+
+    const blocked = await ada.promote("ada", "auth0|ada-email");
+    expect(blocked.status).toBe(502);
+    expect(blocked.body.type).toMatch(/\/recovery-failed$/);
+    expect(blocked.body).toMatchObject({ step: "recover", providerStatus: 500 });
+    expect(await ada.leaseHeld("ada")).toBe(false);
+
+    expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    expect((await app.userAudit("ada")).consistent).toBe(true);
+  });
+});
