@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, queryKeys, type BurstReport, type UserView } from "./api";
+import { api, type BurstReport, type UserView } from "./api";
 import { Field, NumberField } from "./fields";
 
 /** "Fire N concurrent clicks": stages the race on the server, without a fast finger. */

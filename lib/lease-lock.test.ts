@@ -1,7 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
-import type { Database } from "../db/schema";
 import { identityActionLease, leaseLock } from "./lease-lock";
 
 const CONTENDERS = 50;
