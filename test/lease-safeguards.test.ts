@@ -1,26 +1,19 @@
-import { beforeEach, describe, expect, inject, it } from "vitest";
-import { appClient, type AppClient } from "./http-client";
+import { describe, expect, it } from "vitest";
+import { freshLabEachTest } from "./fresh-lab";
 
-const app = appClient(inject("appUrl"));
-let ada: AppClient;
-
-beforeEach(async () => {
-  await app.reset();
-  await app.configure({ strategy: "lease", provider: { latencyMs: 20 } });
-  ada = await app.signedIn("ada");
-});
+const { app, session } = freshLabEachTest({ strategy: "lease", provider: { latencyMs: 20 } });
 
 
 describe("recovery of a half-done switch by the next lease holder", () => {
   it("finishes a switch whose link failed, then does its own work: the audit is consistent again", async () => {
     await app.configure({ provider: { script: { link: ["500"] } } });
-    expect((await ada.promote("ada", "github|8812")).status).toBe(502);
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(502);
     expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
 
-    const next = await ada.promote("ada", "auth0|ada-email");
+    const next = await session.ada.promote("ada", "auth0|ada-email");
     expect(next.status).toBe(200);
     expect((await app.userAudit("ada")).consistent).toBe(true);
-    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
+    expect((await session.ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
     expect((await app.events("ada")).map((event) => event.message)).toContainEqual(
       expect.stringMatching(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation .* unlinked but not linked; finished the link\.$/),
     );
@@ -28,11 +21,11 @@ describe("recovery of a half-done switch by the next lease holder", () => {
 
   it("saves the primary of a switch the provider applied but answered late", async () => {
     await app.configure({ leaseTtlMs: 500, provider: { script: { link: ["applied-late"] } } });
-    expect((await ada.promote("ada", "github|8812")).status).toBe(504);
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(504);
     expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
 
     await app.configure({ leaseTtlMs: 10_000 });
-    const next = await ada.promote("ada", "github|8812");
+    const next = await session.ada.promote("ada", "github|8812");
     expect(next.status).toBe(200);
     expect(next.body.changed).toBe(false);
     expect((await app.userAudit("ada")).consistent).toBe(true);
@@ -44,7 +37,7 @@ describe("the critical section never outlives its lease", () => {
   it("stops with 409 lease-lost when, after a pause longer than renewals may hold, the lease is no longer its own", async () => {
     // Renewals hold a 500 ms lease for at most 1.5 s; the pause after the unlink lasts 2.5 s.
     await app.configure({ leaseTtlMs: 500, faults: { stall: { at: "unlinked", ms: 2_500 } } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(409);
     expect(answer.body).toMatchObject({ step: "link" });
     expect(answer.body.type).toMatch(/\/lease-lost$/);
@@ -54,7 +47,7 @@ describe("the critical section never outlives its lease", () => {
 
     // The next holder finishes what the stopped one left.
     await app.configure({ leaseTtlMs: 10_000 });
-    expect((await ada.promote("ada", "apple|001122.ada")).status).toBe(200);
+    expect((await session.ada.promote("ada", "apple|001122.ada")).status).toBe(200);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });
@@ -69,12 +62,12 @@ describe("fencing tokens", () => {
       faults: { stall: { at: "acquired", ms: 4_000 } },
       provider: { latencyMs: 600, enforceFencing: true },
     });
-    const stale = ada.promote("ada", "github|8812");
+    const stale = session.ada.promote("ada", "github|8812");
     // The first operation has taken its pause (the one-shot fault is used up) and its lease has run out.
     await expect.poll(() => app.get("/api/lab").then((answer) => answer.body.faults.stall), { timeout: 10_000 }).toBeNull();
-    await expect.poll(() => ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
-    const thief = await ada.promote("ada", "auth0|ada-email");
+    const thief = await session.ada.promote("ada", "auth0|ada-email");
     expect(thief.status).toBe(200);
     const refused = await stale;
     expect(refused.status).toBe(409);
@@ -87,38 +80,38 @@ describe("fencing tokens", () => {
     expect(fenced[0]!.operationId).not.toBe(thief.body.operationId);
     expect((await app.events("ada")).map((event) => event.kind)).toEqual(expect.arrayContaining(["lease-taken-over", "fenced"]));
     expect((await app.userAudit("ada")).consistent).toBe(true);
-    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
+    expect((await session.ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
   });
 });
 
 describe("a failed release is not the operation's failure", () => {
   it("answers 200 when the release fails once; the background retry frees the lease", async () => {
     await app.configure({ faults: { releaseFailures: 1 } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(200);
     expect(answer.body.primaryIdentityId).toBe("github|8812");
-    await expect.poll(() => ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
     expect((await app.events("ada")).map((event) => event.kind)).toEqual(["release-failed"]);
   });
 
   it("answers 200 when every release attempt fails; the TTL frees the lease and the next switch succeeds", async () => {
     await app.configure({ leaseTtlMs: 1_000, faults: { releaseFailures: 10 } });
-    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
-    expect(await ada.leaseHeld("ada")).toBe(true);
-    expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(409);
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(200);
+    expect(await session.ada.leaseHeld("ada")).toBe(true);
+    expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(409);
 
     await app.configure({ faults: { releaseFailures: 0 } });
-    await expect.poll(() => ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
-    expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
+    expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });
 
 describe("Idempotency-Key", () => {
   it("answers a repeat with the first answer, without calling the provider again", async () => {
-    const first = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
+    const first = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
     expect(first.status).toBe(200);
-    const repeat = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
+    const repeat = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-1" });
     expect(repeat.status).toBe(200);
     expect(repeat.body).toEqual(first.body);
     expect(await app.calls()).toHaveLength(2);
@@ -126,9 +119,9 @@ describe("Idempotency-Key", () => {
 
   it("keeps a failure's answer too", async () => {
     await app.configure({ provider: { script: { unlink: ["500"] } } });
-    const first = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-2" });
+    const first = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-2" });
     expect(first.status).toBe(502);
-    const repeat = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-2" });
+    const repeat = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-2" });
     expect(repeat.status).toBe(502);
     expect(repeat.headers.get("content-type")).toBe("application/problem+json");
     expect(repeat.body).toEqual(first.body);
@@ -136,26 +129,26 @@ describe("Idempotency-Key", () => {
   });
 
   it("answers the same key with a different body 422 and changes nothing", async () => {
-    expect((await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-3" })).status).toBe(200);
-    const reused = await ada.promote("ada", "auth0|ada-email", { "Idempotency-Key": "switch-3" });
+    expect((await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-3" })).status).toBe(200);
+    const reused = await session.ada.promote("ada", "auth0|ada-email", { "Idempotency-Key": "switch-3" });
     expect(reused.status).toBe(422);
     expect(reused.body.type).toMatch(/\/idempotency-key-reused$/);
-    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("github|8812");
+    expect((await session.ada.get("/api/users/ada")).body.primaryIdentityId).toBe("github|8812");
     expect(await app.calls()).toHaveLength(2);
   });
 
   it("runs concurrent repeats of one key once", async () => {
     await app.configure({ provider: { latencyMs: 300 } });
-    const answers = await Promise.all(Array.from({ length: 5 }, () => ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" })));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" })));
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     expect(answers.filter((answer) => answer.status === 409)).toHaveLength(4);
     expect(await app.calls()).toHaveLength(2);
-    const afterwards = await ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" });
+    const afterwards = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" });
     expect(afterwards.body).toEqual(answers.find((answer) => answer.status === 200)!.body);
   });
 
   it("refuses a key longer than 255 characters with 400", async () => {
-    const answer = await ada.promote("ada", "github|8812", { "Idempotency-Key": "k".repeat(256) });
+    const answer = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "k".repeat(256) });
     expect(answer.status).toBe(400);
     expect(answer.body.errors.map((error: { field: string }) => error.field)).toContain("Idempotency-Key");
     expect(await app.calls()).toEqual([]);
@@ -165,15 +158,15 @@ describe("Idempotency-Key", () => {
 describe("a recovery that cannot reach the provider", () => {
   it("answers 502 recovery-failed, frees the lease, and leaves the switch for the next holder", async () => {
     await app.configure({ provider: { script: { link: ["500"], get: ["500"] } } });
-    expect((await ada.promote("ada", "github|8812")).status).toBe(502);
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(502);
 
-    const blocked = await ada.promote("ada", "auth0|ada-email");
+    const blocked = await session.ada.promote("ada", "auth0|ada-email");
     expect(blocked.status).toBe(502);
     expect(blocked.body.type).toMatch(/\/recovery-failed$/);
     expect(blocked.body).toMatchObject({ step: "recover", providerStatus: 500 });
-    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect(await session.ada.leaseHeld("ada")).toBe(false);
 
-    expect((await ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });

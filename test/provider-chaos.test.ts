@@ -1,59 +1,52 @@
-import { beforeEach, describe, expect, inject, it } from "vitest";
-import { appClient, type AppClient } from "./http-client";
+import { describe, expect, it } from "vitest";
+import { freshLabEachTest } from "./fresh-lab";
 
-const app = appClient(inject("appUrl"));
-let ada: AppClient;
-
-beforeEach(async () => {
-  await app.reset();
-  await app.configure({ strategy: "lease", provider: { latencyMs: 20 } });
-  ada = await app.signedIn("ada");
-});
+const { app, session } = freshLabEachTest({ strategy: "lease", provider: { latencyMs: 20 } });
 
 
 describe("the provider honours each chaos knob, and the lease is free after every failure", () => {
   it("error rate with a chosen status, per endpoint: link answers 500, the unlink it follows is left half-done", async () => {
     await app.configure({ provider: { endpoints: { link: { failureRate: 1, errorStatus: 500 } } } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({ step: "link", providerStatus: 500 });
-    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect(await session.ada.leaseHeld("ada")).toBe(false);
     expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
 
   it("network-error rate: no HTTP answer at all; the client retries, then gives up", async () => {
     await app.configure({ provider: { endpoints: { unlink: { networkErrorRate: 1 } } } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({ step: "unlink", providerStatus: null });
     expect((await app.calls()).map((call) => [call.status, call.outcome])).toEqual(Array(4).fill([0, "network-error"]));
-    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect(await session.ada.leaseHeld("ada")).toBe(false);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 
   it("timeout rate: the call hangs until the caller's deadline aborts it", async () => {
     await app.configure({ leaseTtlMs: 500, provider: { endpoints: { link: { timeoutRate: 1 } } } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
     await expect.poll(async () => (await app.calls()).map((call) => call.outcome), { timeout: 10_000 }).toEqual([null, "timeout"]);
-    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect(await session.ada.leaseHeld("ada")).toBe(false);
     expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
 
   it("429 with a Retry-After the deadline cannot wait for: the client gives up at once with 504", async () => {
     await app.configure({ leaseTtlMs: 1_500, provider: { rateLimitRate: 1, retryAfterSeconds: 5 } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "unlink" });
     expect((await app.calls()).map((call) => call.status)).toEqual([429]);
-    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect(await session.ada.leaseHeld("ada")).toBe(false);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 
   it("429 with a short Retry-After: the client waits as told, retries, and the switch succeeds", async () => {
     await app.configure({ provider: { retryAfterSeconds: 1, script: { unlink: ["429"] } } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(200);
     const log = (await app.provider()).calls as { status: number; at: string }[];
     expect(log.map((call) => call.status)).toEqual([429, 200, 201]);
@@ -63,21 +56,21 @@ describe("the provider honours each chaos knob, and the lease is free after ever
 
   it("applied but answered late: the provider commits, the caller times out, the audit shows the split", async () => {
     await app.configure({ leaseTtlMs: 500, provider: { endpoints: { link: { appliedLateRate: 1 } } } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
     await expect.poll(async () => (await app.calls()).map((call) => [call.status, call.outcome]), { timeout: 10_000 }).toEqual([
       [200, null],
       [201, "applied-late"],
     ]);
-    expect(await ada.leaseHeld("ada")).toBe(false);
+    expect(await session.ada.leaseHeld("ada")).toBe(false);
     expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
   });
 
   it("a script of one-shot outcomes per endpoint plays in order, then the provider is calm again", async () => {
     await app.configure({ provider: { script: { link: ["ok", "500"] } } });
-    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
-    const second = await ada.promote("ada", "auth0|ada-email");
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(200);
+    const second = await session.ada.promote("ada", "auth0|ada-email");
     expect(second.status).toBe(502);
     expect(second.body).toMatchObject({ step: "link", providerStatus: 500 });
     expect((await app.get("/api/lab")).body.provider.script.link).toEqual([]);
@@ -86,7 +79,7 @@ describe("the provider honours each chaos knob, and the lease is free after ever
 
   it("uniform latency: every call takes at least the minimum", async () => {
     await app.configure({ provider: { latencyMode: "uniform", minLatencyMs: 150, maxLatencyMs: 200 } });
-    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(200);
     expect((await app.calls()).map((call) => call.durationMs >= 150)).toEqual([true, true]);
   });
 
@@ -97,7 +90,7 @@ describe("the provider honours each chaos knob, and the lease is free after ever
       await app.configure(settings);
       const statuses: number[] = [];
       for (const target of ["github|8812", "auth0|ada-email", "apple|001122.ada", "google-oauth2|104423", "github|8812", "auth0|ada-email"]) {
-        statuses.push((await ada.promote("ada", target)).status);
+        statuses.push((await session.ada.promote("ada", target)).status);
       }
       return statuses;
     };

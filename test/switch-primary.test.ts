@@ -1,25 +1,19 @@
-import { beforeEach, describe, expect, inject, it } from "vitest";
-import { appClient, type AppClient } from "./http-client";
+import { describe, expect, it } from "vitest";
+import { freshLabEachTest } from "./fresh-lab";
 
-const app = appClient(inject("appUrl"));
-let ada: AppClient;
-
-beforeEach(async () => {
-  await app.reset();
-  ada = await app.signedIn("ada");
-});
+const { app, session } = freshLabEachTest();
 
 const adaTargets = ["github|8812", "auth0|ada-email", "apple|001122.ada"];
 
 describe("POST /api/users/{userId}/primary", () => {
   it("switches the primary at the provider and locally", async () => {
     await app.configure({ provider: { latencyMs: 20 } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ primaryIdentityId: "github|8812", changed: true });
     expect(answer.body.operationId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const view = await ada.get("/api/users/ada");
+    const view = await session.ada.get("/api/users/ada");
     expect(view.body.primaryIdentityId).toBe("github|8812");
     expect(view.body.lease).toEqual({ held: false, expiresAt: null });
     expect((await app.audit()).consistent).toBe(true);
@@ -34,7 +28,7 @@ describe("POST /api/users/{userId}/primary", () => {
 
   it("under `lease`, lets one of many concurrent requests through and answers the rest 409 at once", async () => {
     await app.configure({ strategy: "lease", provider: { latencyMs: 300 } });
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => ada.promote("ada", adaTargets[index % adaTargets.length]!)));
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => session.ada.promote("ada", adaTargets[index % adaTargets.length]!)));
 
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
@@ -49,11 +43,11 @@ describe("POST /api/users/{userId}/primary", () => {
     const audit = await app.audit();
     expect(audit.users.find((user: any) => user.userId === "ada")).toMatchObject({ consistent: true, violations: [] });
     expect(audit.consistent).toBe(true);
-    expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
+    expect((await session.ada.get("/api/users/ada")).body.lease.held).toBe(false);
   });
 
   it("answers an identity that is already primary with changed: false and no provider call", async () => {
-    const answer = await ada.promote("ada", "google-oauth2|104423");
+    const answer = await session.ada.promote("ada", "google-oauth2|104423");
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ primaryIdentityId: "google-oauth2|104423", changed: false });
     expect((await app.provider()).calls).toEqual([]);
@@ -61,20 +55,20 @@ describe("POST /api/users/{userId}/primary", () => {
 
   it("answers a provider failure 502 with the failing step and frees the lease", async () => {
     await app.configure({ provider: { latencyMs: 10, failureRate: 1 } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({ step: "unlink", providerStatus: 503 });
-    expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
+    expect((await session.ada.get("/api/users/ada")).body.lease.held).toBe(false);
     expect((await app.audit()).consistent).toBe(true);
   });
 
   it("answers 504 with the step when the provider is slower than the lease allows, and frees the lease", async () => {
     // Renewals keep a lease for at most 3 × TTL (1.5 s here); the provider takes longer.
     await app.configure({ leaseTtlMs: 500, provider: { latencyMs: 3_000 } });
-    const answer = await ada.promote("ada", "github|8812");
+    const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "unlink" });
-    expect((await ada.get("/api/users/ada")).body.lease.held).toBe(false);
+    expect((await session.ada.get("/api/users/ada")).body.lease.held).toBe(false);
 
     // The provider reached the call only after the caller gave up, so it did not apply it.
     const statuses = async () => (await app.provider()).calls.map((call: { status: number }) => call.status);
