@@ -12,14 +12,20 @@ test("with the strategy set to No lock, two quick clicks corrupt the provider an
 
   await page.getByRole("button", { name: "Make GitHub · @ada primary" }).click();
   await page.getByRole("button", { name: "Make Email · ada@analytical.test primary" }).click();
+  // Both have answered: one switched, the other's link was refused.
+  await expect(page.getByText("Switched: now primary")).toBeVisible();
+  await expect(page.getByText(/^The provider failed the link step \(HTTP 400\)/)).toBeVisible();
 
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
   // The innermost list item: the finding itself, not the user around it.
   const finding = page.getByRole("listitem").filter({ hasText: /is orphaned in its own account — caused by operation/ }).last();
   await expect(finding).toBeVisible();
   // The finding links to the operation's group of calls in the provider's log.
-  await finding.getByRole("link").first().click();
-  await expect(page.locator("tbody:target")).toBeVisible();
+  const link = finding.getByRole("link").first();
+  const target = (await link.getAttribute("href"))!.slice(1);
+  await link.click();
+  await expect(page).toHaveURL(new RegExp(`#${target}$`));
+  await expect(page.locator(`[id="${target}"]`)).toContainText(`operation ${target.slice("operation-".length, "operation-".length + 8)}`);
 });
 
 test("a switch whose link failed is finished by the next one, and the page says so", async ({ page, request }) => {
