@@ -35,8 +35,6 @@ export class ProviderCallError extends Error {
     readonly retryAfterMs: number | null = null,
     /** Auth0's machine-readable error code, e.g. `identity_conflict`, `fenced_token`. */
     readonly errorCode: string | null = null,
-    /** True when earlier attempts of the same call failed in a way that may have been applied. */
-    readonly afterRetry = false,
   ) {
     super(message);
   }
@@ -60,7 +58,7 @@ export function splitIdentityId(identityId: string): { provider: string; user_id
 
 /** `fetchImpl` is how requests leave the process (the app passes one that keeps the simulator in the path). */
 export function identityProviderClient(baseUrl = config.identityProviderBaseUrl, fetchImpl: typeof fetch = fetch) {
-  async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown, afterRetry: boolean): Promise<T> {
+  async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown): Promise<T> {
     const headers: Record<string, string> = { "X-Operation-Id": context.operationId };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
@@ -76,14 +74,13 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
           typeof message === "string" ? message : response.statusText,
           retryAfterMs(response),
           typeof errorCode === "string" ? errorCode : null,
-          afterRetry,
         );
       }
       return payload as T;
     } catch (error) {
       if (error instanceof ProviderCallError) throw error;
-      if (signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline", null, null, afterRetry);
-      throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error), null, null, afterRetry);
+      if (signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline");
+      throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error));
     }
   }
 
@@ -91,15 +88,15 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
   async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
     for (let number = 1; ; number++) {
       try {
-        return await attempt<T>(method, path, context, body, number > 1);
+        return await attempt<T>(method, path, context, body);
       } catch (error) {
         if (!(error instanceof ProviderCallError) || !isRetryable(error) || number >= maxAttempts) throw error;
         const waitMs = backoffMs(number, error.retryAfterMs);
         if (waitMs >= context.deadline.remainingMs()) {
-          throw new ProviderCallError("deadline", error.status, `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`, null, null, true);
+          throw new ProviderCallError("deadline", error.status, `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`);
         }
         await sleep(waitMs, context.deadline.signal).catch(() => {
-          throw new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry", null, null, true);
+          throw new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry");
         });
       }
     }
