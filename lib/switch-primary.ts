@@ -18,6 +18,7 @@ import {
   ProviderStepFailed,
   RecoveryFailed,
   UserNotFound,
+  type Problem,
   type ProviderStep,
 } from "./problems";
 import { withIdempotencyKey, type StoredAnswer } from "./idempotency";
@@ -84,14 +85,17 @@ async function providerStep(section: GuardedSection, step: ProviderStep, call: (
     await call();
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
-    throw stepProblem(section, step, error);
+    throw problemFor(section, step, error, () =>
+      error.kind === "deadline" ? new ProviderDeadlineExceeded(step) : new ProviderStepFailed(step, error.status, error.message),
+    );
   }
 }
 
-function stepProblem(section: GuardedSection, step: ProviderStep, error: ProviderCallError): Error {
-  if (error.kind === "deadline") return section.deadline.firedBecause === "lease lost" ? new LeaseLost(step) : new ProviderDeadlineExceeded(step);
+/** A provider failure as the operation's problem: a lost lease, a fenced call, or what the step makes of it. */
+function problemFor(section: GuardedSection, step: ProviderStep | "recover", error: ProviderCallError, otherwise: () => Problem): Problem {
+  if (error.kind === "deadline" && section.deadline.firedBecause === "lease lost") return new LeaseLost(step);
   if (error.errorCode === "fenced_token") return new FencedOff(step, error.message);
-  return new ProviderStepFailed(step, error.status, error.message);
+  return otherwise();
 }
 
 /**
@@ -102,29 +106,25 @@ function stepProblem(section: GuardedSection, step: ProviderStep, error: Provide
 async function recoverSwitch(section: GuardedSection, provider: IdentityProviderClient, context: ProviderCallContext, entry: JournalEntry): Promise<void> {
   const { fromIdentityId: from, toIdentityId: to } = entry;
   const leftBy = entry.endedWith === null ? "left by a crash" : `left by operation ${shortId(entry.operationId)} (${entry.endedWith})`;
+  const recovered = (action: string) => section.markRecovered(entry, `Recovered switch from ${from} to ${to} ${leftBy}: ${action}.`);
+  // Saved (or never meant to change anything): the journal alone says it is complete.
+  if (entry.step === "saved" || from === to) return recovered("it had already finished");
   try {
     const [fromAccount, toAccount] = [await accountOrNull(provider, from, context), await accountOrNull(provider, to, context)];
-    let action: string;
-    if (entry.step === "saved" || from === to) {
-      action = "it had already finished";
-    } else if (holds(toAccount, from)) {
-      action = "the provider had finished it; saved the new primary";
+    if (holds(toAccount, from)) {
       await saveRecoveredPrimary(section, entry, to);
-    } else if (holds(fromAccount, to)) {
-      action = "the provider never changed; nothing to undo";
-    } else if (fromAccount && toAccount) {
-      action = "it was unlinked but not linked; finished the link";
+      return recovered("the provider had finished it; saved the new primary");
+    }
+    if (holds(fromAccount, to)) return recovered("the provider never changed; nothing to undo");
+    if (fromAccount && toAccount) {
       await linkTolerant(provider, to, from, context);
       await saveRecoveredPrimary(section, entry, to);
-    } else {
-      action = "the provider no longer has either account as the journal expects; left for the audit";
+      return recovered("it was unlinked but not linked; finished the link");
     }
-    await section.markRecovered(entry, `Recovered switch from ${from} to ${to} ${leftBy}: ${action}.`);
+    return recovered("the provider no longer has either account as the journal expects; left for the audit");
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
-    if (error.kind === "deadline" && section.deadline.firedBecause === "lease lost") throw new LeaseLost("recover");
-    if (error.errorCode === "fenced_token") throw new FencedOff("recover", error.message);
-    throw new RecoveryFailed(`Recovering the switch from ${from} to ${to} ${leftBy} failed: ${error.message}`, error.status);
+    throw problemFor(section, "recover", error, () => new RecoveryFailed(`Recovering the switch from ${from} to ${to} ${leftBy} failed: ${error.message}`, error.status));
   }
 }
 
