@@ -83,7 +83,7 @@ describe("`lease`", () => {
     await app.configure({ strategy: "lease", poolSize: 2, provider: { latencyMs: 800 } });
     const order: string[] = [];
     const switches = adaTargets.map((target, index) => tracked(ada.promote("ada", target), order, `switch ${index}`));
-    const answers = await Promise.all(switches.map((pending) => pending.then((answer) => answer)));
+    const answers = await Promise.all(switches);
     const winner = `switch ${answers.findIndex((answer) => answer.status === 200)}`;
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409]);
     // The two losers were answered before the winner finished its provider calls.
