@@ -7,7 +7,7 @@ import { Field, NumberField } from "./fields";
 import { useLabSettings } from "./useLab";
 
 type Scope = "all" | ProviderEndpoint;
-type ChaosField = Exclude<keyof LabSettings["provider"]["endpoints"]["link"], never>;
+type ChaosField = keyof LabSettings["provider"]["endpoints"]["link"];
 
 const endpoints: ProviderEndpoint[] = ["unlink", "link", "get"];
 const outcomes: ScriptedOutcome[] = ["ok", "500", "503", "429", "network-error", "timeout", "applied-late"];

@@ -53,7 +53,8 @@ const chaosShape = {
   appliedLateRate: rate,
 };
 
-type Chaos = { [K in keyof typeof chaosShape]: z.infer<(typeof chaosShape)[K]> };
+/** How one provider endpoint misbehaves, all fields resolved. */
+export type Chaos = { [K in keyof typeof chaosShape]: z.infer<(typeof chaosShape)[K]> };
 /** Per-endpoint overrides: null inherits the global value. */
 const endpointOverridesSchema = z.strictObject(
   Object.fromEntries(Object.entries(chaosShape).map(([key, schema]) => [key, schema.nullable()])) as {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { defaultLabSettings, effectiveChaos } from "../lab-settings";
-import { randomForDraw, rollOutcome, sampleLatency, seededRandom, type Chaos } from "./chaos";
+import { defaultLabSettings, effectiveChaos, type Chaos } from "../lab-settings";
+import { randomForDraw, rollOutcome, sampleLatency, seededRandom } from "./chaos";
 
 const calm: Chaos = effectiveChaos(defaultLabSettings, "link");
 const samples = (chaos: Chaos, count: number) => {

@@ -2,9 +2,8 @@
  * The simulated provider's dice: which outcome a call gets and how long it takes. Pure functions of the
  * settings and a random source, so a seeded source makes a whole run repeatable.
  */
-import type { effectiveChaos, ScriptedOutcome } from "../lab-settings";
+import type { Chaos, ScriptedOutcome } from "../lab-settings";
 
-export type Chaos = ReturnType<typeof effectiveChaos>;
 export type Random = () => number;
 
 /** mulberry32: small, fast, and good enough to roll a simulated provider's dice. */
