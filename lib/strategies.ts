@@ -45,6 +45,12 @@ export interface Guard {
 
 /** Room kept between the provider calls' deadline and the lease's expiry, for the save and the release. */
 export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.round(ttlMs / 5));
+/**
+ * How long provider calls may still run under a lease the database said has `remainingMs` left when
+ * asked at `askedAt` (monotonic): time spent since counts against it, and the safety margin is kept.
+ */
+const callBudgetMs = (remainingMs: number, ttlMs: number, askedAt: number): number => remainingMs - safetyMarginMs(ttlMs) - (performance.now() - askedAt);
+
 /** How long one operation may keep renewing its lease: a stuck process cannot hold it forever. */
 export const maxHoldMs = (ttlMs: number): number => 3 * ttlMs;
 /** Without the safeguards (the textbook lease), provider calls only have this generous timeout. */
@@ -69,9 +75,7 @@ const leaseGuard: Guard = {
     const { lease } = acquired;
     const journalId = acquired.intentId!;
     const safeguards = settings.leaseSafeguards;
-    // The database told us how long the lease has; time already spent since we asked counts against it.
-    const budgetMs = (remainingMs: number, since: number) => remainingMs - safetyMarginMs(ttlMs) - (performance.now() - since);
-    const deadline = new Deadline(safeguards ? budgetMs(lease.remainingMs, started) : textbookTimeoutMs);
+    const deadline = new Deadline(safeguards ? callBudgetMs(lease.remainingMs, ttlMs, started) : textbookTimeoutMs);
     const holder = new LeaseHolder(db, userId, lease, ttlMs, deadline, safeguards);
 
     try {
@@ -149,7 +153,7 @@ class LeaseHolder {
       ? await identityActionLease.holds(this.db, this.userId, this.lease.token, this.ttlMs)
       : (await identityActionLease.renew(this.db, this.userId, this.lease.token, this.ttlMs)) !== null;
     if (!mine) this.deadline.abort("lease lost");
-    else if (!capped) this.deadline.extend(this.ttlMs - safetyMarginMs(this.ttlMs) - (performance.now() - asked));
+    else if (!capped) this.deadline.extend(callBudgetMs(this.ttlMs, this.ttlMs, asked));
     return mine;
   }
 
