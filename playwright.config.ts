@@ -28,7 +28,13 @@ export default defineConfig({
         launchOptions: systemChromium
           ? {
               executablePath: systemChromium,
-              args: ["--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+              args: [
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+              ],
             }
           : {},
       },

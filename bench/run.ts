@@ -6,11 +6,16 @@
  * what it leaves at the provider, as ratios to the lease measured in the same run.
  */
 import { prepareDatabase } from "../db/prepare";
-import { startApp } from "../test/app-server";
-import { appClient } from "../test/http-client";
+import { startApp } from "../test/harness/app-server";
+import { databaseFor } from "../test/harness/databases";
+import { appClient } from "../test/harness/http-client";
 
 const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
-const switchers = { ada: ["github|8812", "auth0|ada-email", "apple|001122.ada"], grace: ["google-oauth2|77", "auth0|grace-email"], katherine: ["google-oauth2|2020", "github|3030"] };
+const switchers = {
+  ada: ["github|8812", "auth0|ada-email", "apple|001122.ada"],
+  grace: ["google-oauth2|77", "auth0|grace-email"],
+  katherine: ["google-oauth2|2020", "github|3030"],
+};
 const switchesPerUser = 8;
 const settings = { poolSize: 4, leaseTtlMs: 10_000, provider: { latencyMs: 200, jitterMs: 50 } };
 
@@ -27,7 +32,8 @@ interface Result {
   consistent: boolean;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 async function measure(baseUrl: string, strategy: string): Promise<Result> {
   const lab = appClient(baseUrl);
@@ -67,13 +73,15 @@ async function measure(baseUrl: string, strategy: string): Promise<Result> {
   };
 }
 
-const databaseUrl = await prepareDatabase("leaselab_bench", { fresh: true });
+const databaseUrl = await prepareDatabase(databaseFor("bench"), { fresh: true });
 const app = await startApp({ databaseUrl, port: Number(process.env.BENCH_APP_PORT ?? 3214) });
 try {
   const results: Result[] = [];
   for (const strategy of strategies) results.push(await measure(app.baseUrl, strategy));
   const lease = results[0]!;
-  console.log(`\n${switchesPerUser} concurrent switches for each of 3 users, provider ${settings.provider.latencyMs} ± ${settings.provider.jitterMs} ms per call, pool of ${settings.poolSize}; a 4th user reads every ${readEveryMs} ms meanwhile.\n`);
+  console.log(
+    `\n${switchesPerUser} concurrent switches for each of 3 users, provider ${settings.provider.latencyMs} ± ${settings.provider.jitterMs} ms per call, pool of ${settings.poolSize}; a 4th user reads every ${readEveryMs} ms meanwhile.\n`,
+  );
   console.table(
     results.map((result) => ({
       strategy: result.strategy,
@@ -84,7 +92,9 @@ try {
       "slowest read (ms)": Math.round(result.readMax),
       "all switches answered (ms)": Math.round(result.wallMs),
       "answered vs lease": `${(result.wallMs / lease.wallMs).toFixed(1)}×`,
-      "switch answers": Object.entries(result.statuses).map(([status, count]) => `${count}×${status}`).join(" "),
+      "switch answers": Object.entries(result.statuses)
+        .map(([status, count]) => `${count}×${status}`)
+        .join(" "),
       "provider consistent": result.consistent ? "yes" : "NO",
     })),
   );

@@ -4,7 +4,11 @@ import { useQuery } from "@tanstack/react-query";
 import { api, queryKeys, type AuditReport } from "./api";
 
 export function AuditPanel() {
-  const audit = useQuery({ queryKey: queryKeys.audit, queryFn: () => api<AuditReport>("/api/lab/audit"), refetchInterval: 1000 });
+  const audit = useQuery({
+    queryKey: queryKeys.audit,
+    queryFn: () => api<AuditReport>("/api/lab/audit"),
+    refetchInterval: 1000,
+  });
   const report = audit.data;
   return (
     <section className="card" aria-labelledby="audit-heading">

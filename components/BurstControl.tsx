@@ -22,7 +22,14 @@ export function BurstControl({ user }: { user: UserView }) {
   return (
     <section aria-labelledby="burst-heading" className="burst">
       <h3 id="burst-heading">Fire concurrent clicks</h3>
-      <NumberField label="How many at once" value={count} min={1} max={50} step={1} onCommit={(value) => setCount(value ?? 1)} />
+      <NumberField
+        label="How many at once"
+        value={count}
+        min={1}
+        max={50}
+        step={1}
+        onCommit={(value) => setCount(value ?? 1)}
+      />
       <Field label="Target">
         {(id) => (
           <select id={id} value={target} onChange={(event) => setTarget(event.target.value)}>

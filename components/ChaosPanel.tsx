@@ -35,7 +35,10 @@ const latencyFields: Record<string, { field: ChaosField; label: string }[]> = {
 
 export function ChaosPanel() {
   const { settings, update } = useLabSettings();
-  const presets = useQuery({ queryKey: queryKeys.presets, queryFn: () => api<{ presets: LabPreset[] }>("/api/lab/presets") });
+  const presets = useQuery({
+    queryKey: queryKeys.presets,
+    queryFn: () => api<{ presets: LabPreset[] }>("/api/lab/presets"),
+  });
   const [scope, setScope] = useState<Scope>("all");
   if (!settings) return null;
 
@@ -70,7 +73,10 @@ export function ChaosPanel() {
           </select>
         )}
       </Field>
-      <Field label="Enforce fencing tokens" hint="refuse a call whose token is older than one already seen for the account">
+      <Field
+        label="Enforce fencing tokens"
+        hint="refuse a call whose token is older than one already seen for the account"
+      >
         {(id) => (
           <input
             id={id}
@@ -95,7 +101,11 @@ export function ChaosPanel() {
       {scope !== "all" && <p className="explanation">Empty fields inherit the value set for every endpoint.</p>}
       <Field label="Latency">
         {(id) => (
-          <select id={id} value={overrides && overrides.latencyMode === null ? "" : latencyMode} onChange={(event) => patch("latencyMode", event.target.value || null)}>
+          <select
+            id={id}
+            value={overrides && overrides.latencyMode === null ? "" : latencyMode}
+            onChange={(event) => patch("latencyMode", event.target.value || null)}
+          >
             {overrides && <option value="">inherit ({provider.latencyMode})</option>}
             <option value="fixed">fixed ± jitter</option>
             <option value="uniform">uniform between two bounds</option>
@@ -134,7 +144,11 @@ export function ChaosPanel() {
       })}
       <Field label="Error status">
         {(id) => (
-          <select id={id} value={String(valueOf("errorStatus") ?? "")} onChange={(event) => patch("errorStatus", event.target.value ? Number(event.target.value) : null)}>
+          <select
+            id={id}
+            value={String(valueOf("errorStatus") ?? "")}
+            onChange={(event) => patch("errorStatus", event.target.value ? Number(event.target.value) : null)}
+          >
             {overrides && <option value="">inherit ({provider.errorStatus})</option>}
             <option value="500">500</option>
             <option value="503">503</option>
@@ -164,7 +178,9 @@ export function ChaosPanel() {
         onCommit={(seed) => update.mutate({ provider: { seed } })}
       />
       <h3>Scripted one-shot outcomes</h3>
-      <p className="explanation">Each queued outcome is used by exactly one call to that endpoint, before any random roll.</p>
+      <p className="explanation">
+        Each queued outcome is used by exactly one call to that endpoint, before any random roll.
+      </p>
       {endpoints.map((endpoint) => (
         <ScriptRow
           key={endpoint}
@@ -178,7 +194,15 @@ export function ChaosPanel() {
   );
 }
 
-function ScriptRow({ endpoint, queue, onChange }: { endpoint: ProviderEndpoint; queue: ScriptedOutcome[]; onChange: (queue: ScriptedOutcome[]) => void }) {
+function ScriptRow({
+  endpoint,
+  queue,
+  onChange,
+}: {
+  endpoint: ProviderEndpoint;
+  queue: ScriptedOutcome[];
+  onChange: (queue: ScriptedOutcome[]) => void;
+}) {
   const [next, setNext] = useState<ScriptedOutcome>("ok");
   return (
     <div className="script-row">
@@ -186,7 +210,11 @@ function ScriptRow({ endpoint, queue, onChange }: { endpoint: ProviderEndpoint; 
       <span className="script-queue" aria-label={`queued outcomes for ${endpoint}`}>
         {queue.length === 0 ? <em>empty</em> : queue.map((outcome, index) => <code key={index}>{outcome}</code>)}
       </span>
-      <select aria-label={`outcome to queue for ${endpoint}`} value={next} onChange={(event) => setNext(event.target.value as ScriptedOutcome)}>
+      <select
+        aria-label={`outcome to queue for ${endpoint}`}
+        value={next}
+        onChange={(event) => setNext(event.target.value as ScriptedOutcome)}
+      >
         {outcomes.map((outcome) => (
           <option key={outcome} value={outcome}>
             {outcome}

@@ -23,7 +23,9 @@ export function EventsPanel({ userId }: { userId: string }) {
     <section aria-labelledby="events-heading" className="events">
       <h3 id="events-heading">What the lease did</h3>
       {list.length === 0 ? (
-        <p className="explanation">Nothing unusual yet: take-overs, recoveries, fenced calls and failed releases show up here.</p>
+        <p className="explanation">
+          Nothing unusual yet: take-overs, recoveries, fenced calls and failed releases show up here.
+        </p>
       ) : (
         <ol aria-live="polite">
           {list.map((event, index) => (

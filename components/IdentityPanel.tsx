@@ -17,6 +17,7 @@ interface Attempt {
 }
 
 let attemptCounter = 0;
+const newAttempt = (identityId: string): Attempt => ({ id: ++attemptCounter, identityId, startedAt: Date.now() });
 
 export function IdentityPanel({ userId }: { userId: string }) {
   const queryClient = useQueryClient();
@@ -44,7 +45,7 @@ export function IdentityPanel({ userId }: { userId: string }) {
   const guardBlocks = Boolean(settings.data?.clientGuard) && pending.length > 0;
 
   function makePrimary(identityId: string) {
-    const attempt: Attempt = { id: ++attemptCounter, identityId, startedAt: Date.now() };
+    const attempt = newAttempt(identityId);
     const settle = (outcome: Partial<Attempt>) =>
       setAttempts((all) => all.map((each) => (each.id === attempt.id ? { ...each, ...outcome } : each)));
     setAttempts((all) => [...all.slice(-20), attempt]);
@@ -69,7 +70,11 @@ export function IdentityPanel({ userId }: { userId: string }) {
         {user.data.identities.map((identity) => {
           const mine = attempts.filter((attempt) => attempt.identityId === identity.id).slice(-3);
           return (
-            <li key={identity.id} className={identity.isPrimary ? "identity primary" : "identity"} data-identity-id={identity.id}>
+            <li
+              key={identity.id}
+              className={identity.isPrimary ? "identity primary" : "identity"}
+              data-identity-id={identity.id}
+            >
               <div className="identity-main">
                 <span className="identity-label">{identity.label}</span>
                 <code>{identity.id}</code>
@@ -79,7 +84,12 @@ export function IdentityPanel({ userId }: { userId: string }) {
                   Primary
                 </span>
               ) : (
-                <button type="button" onClick={() => makePrimary(identity.id)} disabled={guardBlocks} aria-label={`Make ${identity.label} primary`}>
+                <button
+                  type="button"
+                  onClick={() => makePrimary(identity.id)}
+                  disabled={guardBlocks}
+                  aria-label={`Make ${identity.label} primary`}
+                >
                   Make primary
                 </button>
               )}
@@ -144,7 +154,12 @@ function describeProblem(problem: Problem): string {
 }
 
 function unexpected(error: unknown): Problem {
-  return { type: "about:blank", title: "Request failed", status: 0, detail: error instanceof Error ? error.message : String(error) };
+  return {
+    type: "about:blank",
+    title: "Request failed",
+    status: 0,
+    detail: error instanceof Error ? error.message : String(error),
+  };
 }
 
 function secondsUntil(iso: string, now: number): string {

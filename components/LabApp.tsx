@@ -30,7 +30,9 @@ export function LabApp() {
       <header className="masthead">
         <div>
           <h1>Lease Lock Lab</h1>
-          <p className="tagline">Only one request may change a user&apos;s primary identity at a time. Watch what happens when two try.</p>
+          <p className="tagline">
+            Only one request may change a user&apos;s primary identity at a time. Watch what happens when two try.
+          </p>
         </div>
         {session.data && (
           <button type="button" className="quiet" onClick={() => signOut.mutate()}>
@@ -40,7 +42,13 @@ export function LabApp() {
       </header>
       <div className="columns">
         <section aria-labelledby="identities-heading" className="card">
-          {session.isPending ? <p>Loading…</p> : session.data ? <IdentityPanel userId={session.data.userId} /> : <SignIn />}
+          {session.isPending ? (
+            <p>Loading…</p>
+          ) : session.data ? (
+            <IdentityPanel userId={session.data.userId} />
+          ) : (
+            <SignIn />
+          )}
         </section>
         <aside className="stack">
           <AuditPanel />

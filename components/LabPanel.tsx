@@ -9,23 +9,28 @@ import { useLabSettings } from "./useLab";
 const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
   lease: {
     label: "Lease lock (locked_at on the row)",
-    explanation: "One UPDATE takes the lease, another frees it. Losers are answered 409 at once; no connection is held during the provider calls.",
+    explanation:
+      "One UPDATE takes the lease, another frees it. Losers are answered 409 at once; no connection is held during the provider calls.",
   },
   none: {
     label: "No lock",
-    explanation: "Nothing keeps two switches apart: both read the same primary, both call the provider, and the provider ends up split.",
+    explanation:
+      "Nothing keeps two switches apart: both read the same primary, both call the provider, and the provider ends up split.",
   },
   transaction: {
     label: "Transaction + SELECT … FOR UPDATE",
-    explanation: "Correct, but each request holds a pooled connection for the whole provider call, the waiting ones too: other users wait for the pool.",
+    explanation:
+      "Correct, but each request holds a pooled connection for the whole provider call, the waiting ones too: other users wait for the pool.",
   },
   advisory: {
     label: "Advisory lock (pg_advisory_xact_lock)",
-    explanation: "The same cost as the transaction: the lock lives in an open transaction, which pins a connection while the provider is slow.",
+    explanation:
+      "The same cost as the transaction: the lock lives in an open transaction, which pins a connection while the provider is slow.",
   },
   optimistic: {
     label: "Optimistic version check",
-    explanation: "Detects the lost race at the final UPDATE (409 stale-write), but only after the provider was already changed.",
+    explanation:
+      "Detects the lost race at the final UPDATE (409 stale-write), but only after the provider was already changed.",
   },
 };
 
@@ -44,7 +49,11 @@ export function LabPanel() {
       <h2 id="lab-heading">Strategy</h2>
       <Field label="How concurrent switches are kept apart">
         {(id) => (
-          <select id={id} value={settings.strategy} onChange={(event) => update.mutate({ strategy: event.target.value as Strategy })}>
+          <select
+            id={id}
+            value={settings.strategy}
+            onChange={(event) => update.mutate({ strategy: event.target.value as Strategy })}
+          >
             {Object.entries(strategyInfo).map(([value, info]) => (
               <option key={value} value={value}>
                 {info.label}
@@ -54,15 +63,44 @@ export function LabPanel() {
         )}
       </Field>
       <p className="explanation">{strategyInfo[settings.strategy].explanation}</p>
-      <NumberField label="Lease TTL (ms)" value={settings.leaseTtlMs} min={500} max={120000} step={500} onCommit={(leaseTtlMs) => update.mutate({ leaseTtlMs })} />
-      <NumberField label="Connection pool size" value={settings.poolSize} min={1} max={20} step={1} onCommit={(poolSize) => update.mutate({ poolSize })} />
-      <Field label="Lease safeguards" hint="deadline inside the lease, renewal, checks before each step; off: the textbook lease">
+      <NumberField
+        label="Lease TTL (ms)"
+        value={settings.leaseTtlMs}
+        min={500}
+        max={120000}
+        step={500}
+        onCommit={(leaseTtlMs) => update.mutate({ leaseTtlMs })}
+      />
+      <NumberField
+        label="Connection pool size"
+        value={settings.poolSize}
+        min={1}
+        max={20}
+        step={1}
+        onCommit={(poolSize) => update.mutate({ poolSize })}
+      />
+      <Field
+        label="Lease safeguards"
+        hint="deadline inside the lease, renewal, checks before each step; off: the textbook lease"
+      >
         {(id) => (
-          <input id={id} type="checkbox" checked={settings.leaseSafeguards} onChange={(event) => update.mutate({ leaseSafeguards: event.target.checked })} />
+          <input
+            id={id}
+            type="checkbox"
+            checked={settings.leaseSafeguards}
+            onChange={(event) => update.mutate({ leaseSafeguards: event.target.checked })}
+          />
         )}
       </Field>
       <Field label="Client guard" hint="disable the buttons while a request is pending">
-        {(id) => <input id={id} type="checkbox" checked={settings.clientGuard} onChange={(event) => update.mutate({ clientGuard: event.target.checked })} />}
+        {(id) => (
+          <input
+            id={id}
+            type="checkbox"
+            checked={settings.clientGuard}
+            onChange={(event) => update.mutate({ clientGuard: event.target.checked })}
+          />
+        )}
       </Field>
       <FaultControls />
       {update.error && <p role="alert">{update.error.message}</p>}

@@ -4,13 +4,21 @@ import { useQuery } from "@tanstack/react-query";
 import { api, queryKeys, type PoolStats } from "./api";
 
 export function PoolPanel() {
-  const pool = useQuery({ queryKey: queryKeys.pool, queryFn: () => api<PoolStats>("/api/lab/pool"), refetchInterval: 300 });
+  const pool = useQuery({
+    queryKey: queryKeys.pool,
+    queryFn: () => api<PoolStats>("/api/lab/pool"),
+    refetchInterval: 300,
+  });
   if (!pool.data) return null;
   const { size, inUse, idle, waiting } = pool.data;
   return (
     <section className="card" aria-labelledby="pool-heading">
       <h2 id="pool-heading">Connection pool (this app instance)</h2>
-      <div className="pool" role="img" aria-label={`${inUse} of ${size} connections in use, ${waiting} requests waiting`}>
+      <div
+        className="pool"
+        role="img"
+        aria-label={`${inUse} of ${size} connections in use, ${waiting} requests waiting`}
+      >
         {Array.from({ length: Math.max(size, inUse + idle) }, (_, index) => (
           <span key={index} className={index < inUse ? "slot busy" : index < inUse + idle ? "slot idle" : "slot"} />
         ))}

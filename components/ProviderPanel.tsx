@@ -31,8 +31,13 @@ function describeCall(call: ProviderCall): string {
 }
 
 export function ProviderPanel() {
-  const state = useQuery({ queryKey: queryKeys.provider, queryFn: () => api<ProviderState>("/api/lab/provider"), refetchInterval: 1000 });
-  if (!state.data) return <section className="card">{state.error ? state.error.message : "Loading the provider…"}</section>;
+  const state = useQuery({
+    queryKey: queryKeys.provider,
+    queryFn: () => api<ProviderState>("/api/lab/provider"),
+    refetchInterval: 1000,
+  });
+  if (!state.data)
+    return <section className="card">{state.error ? state.error.message : "Loading the provider…"}</section>;
   const groups = groupByOperation(state.data.calls).slice(0, 15);
 
   return (
@@ -73,7 +78,11 @@ export function ProviderPanel() {
             {groups.map((group) => {
               const color = group.operationId ? `hsl(${operationHue(group.operationId)} 60% 45%)` : "var(--line)";
               return (
-                <tbody key={group.operationId ?? "none"} id={group.operationId ? `operation-${group.operationId}` : undefined} style={{ borderLeft: `5px solid ${color}` }}>
+                <tbody
+                  key={group.operationId ?? "none"}
+                  id={group.operationId ? `operation-${group.operationId}` : undefined}
+                  style={{ borderLeft: `5px solid ${color}` }}
+                >
                   <tr className="group-head">
                     <th scope="rowgroup" colSpan={4} style={{ color }}>
                       {group.operationId ? `operation ${group.operationId.slice(0, 8)}` : "calls without an operation"}
@@ -87,7 +96,9 @@ export function ProviderPanel() {
                           {call.method} {call.path.replace("/api/v2", "")}
                         </code>
                       </td>
-                      <td className={call.status >= 200 && call.status < 400 && !call.outcome ? "ok" : "bad"}>{describeCall(call)}</td>
+                      <td className={call.status >= 200 && call.status < 400 && !call.outcome ? "ok" : "bad"}>
+                        {describeCall(call)}
+                      </td>
                       <td>{call.durationMs}</td>
                     </tr>
                   ))}

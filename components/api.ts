@@ -21,21 +21,23 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   if (response.status === 204) return undefined as T;
   const body = await response.json().catch(() => null);
   if (!response.ok) {
-    throw new ApiError(body ?? { type: "about:blank", title: response.statusText, status: response.status, detail: "" });
+    throw new ApiError(
+      body ?? { type: "about:blank", title: response.statusText, status: response.status, detail: "" },
+    );
   }
   return body as T;
 }
 
 // Types only (erased at build): the page shares the server's shapes without bundling server code.
-export type { AuditReport, Finding } from "@/lib/audit";
-export type { PoolStats } from "@/lib/db";
-export type { OperationEvent } from "@/lib/events";
-export type { BurstReport } from "@/lib/lab";
-export type { LabPreset } from "@/lib/lab-presets";
-export type { LabSettings, ProviderEndpoint, ScriptedOutcome, StallPoint, Strategy } from "@/lib/lab-settings";
+export type { AuditReport, Finding } from "@/lib/lab/audit";
+export type { PoolStats } from "@/lib/core/db";
+export type { OperationEvent } from "@/lib/switch/events";
+export type { BurstReport } from "@/lib/lab/burst";
+export type { LabPreset } from "@/lib/lab/presets";
+export type { LabSettings, ProviderEndpoint, ScriptedOutcome, StallPoint, Strategy } from "@/lib/lab/settings-schema";
 export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client";
-export type { PromoteResult } from "@/lib/switch-primary";
-export type { UserView } from "@/lib/users";
+export type { PromoteResult } from "@/lib/switch/switch-primary";
+export type { UserView } from "@/lib/switch/users";
 
 export interface UserSummary {
   id: string;

@@ -3,9 +3,12 @@ import pg from "pg";
 import type { Database } from "./schema";
 
 // bigint columns (fences, sequence numbers) stay strings unless asked; counts we convert where read.
-export function createDb(connectionString: string, poolSize = 10): { db: Kysely<Database>; pool: pg.Pool } {
+export function createDb<DB = Database>(connectionString: string, poolSize = 10): { db: Kysely<DB>; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString, max: poolSize });
   // An idle client losing its server (a restarted database) must not crash the process.
   pool.on("error", (error) => console.error("[db] idle client error:", error.message));
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
+  return { db: kyselyOn<DB>(pool), pool };
 }
+
+/** A typed query builder over an existing pool (one pool can serve two schemas' types). */
+export const kyselyOn = <DB>(pool: pg.Pool): Kysely<DB> => new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

@@ -2,17 +2,19 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from "k
 import * as initial from "./migrations/0001_initial";
 import * as labStrategiesAndChaos from "./migrations/0002_lab_strategies_and_chaos";
 import * as recoveryFencingIdempotency from "./migrations/0003_recovery_fencing_idempotency";
+import * as leaseLockedUntil from "./migrations/0004_lease_locked_until";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
   "0001_initial": initial,
   "0002_lab_strategies_and_chaos": labStrategiesAndChaos,
   "0003_recovery_fencing_idempotency": recoveryFencingIdempotency,
+  "0004_lease_locked_until": leaseLockedUntil,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   for (const result of results ?? []) {
     if (result.status === "Error") throw new Error(`migration ${result.migrationName} failed`, { cause: error });

@@ -8,7 +8,10 @@ import { ensureDatabase, recreateDatabase } from "./server";
  * and seeded when empty. Returns its URL. `fresh` drops it first (tests).
  */
 export async function prepareDatabase(database: string, { fresh = false } = {}): Promise<string> {
-  const url = process.env.DATABASE_URL && !fresh ? process.env.DATABASE_URL : await (fresh ? recreateDatabase : ensureDatabase)(database);
+  const url =
+    process.env.DATABASE_URL && !fresh
+      ? process.env.DATABASE_URL
+      : await (fresh ? recreateDatabase : ensureDatabase)(database);
   const { db } = createDb(url, 1);
   try {
     await migrateToLatest(db);

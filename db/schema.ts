@@ -1,18 +1,32 @@
 import type { ColumnType, Generated } from "kysely";
 
 /**
- * The app's own tables. `users` also carries the identity-action lease columns
- * (`identity_action_locked_at`, `_lock_token`, `_fence`), left out of this type on purpose:
- * only `lib/lease-lock.ts` reads or writes them, so no other query can clobber a lease.
+ * The app's own tables (the simulated provider's `idp` schema has its own type, in lib/provider-sim).
+ * `users` carries the identity-action lease: only the lease lock writes those columns; the user's own
+ * save (lib/switch/users.ts) names the columns it writes and leaves them alone.
  */
 export interface UsersTable {
   id: string;
   display_name: string;
   primary_identity_id: string;
   version: Generated<number>;
+  identity_action_locked_at: Date | null;
+  identity_action_locked_until: Date | null;
+  identity_action_lock_token: string | null;
+  identity_action_fence: ColumnType<string, string | undefined, string>;
+}
+
+/** An identity's id is the provider's user id, `"{provider}|{providerUserId}"`, e.g. `"github|8812"`. */
+export const identityIdOf = (provider: string, providerUserId: string): string => `${provider}|${providerUserId}`;
+
+/** Splits an identity id at its first bar (the provider's user id may contain more). */
+export function splitIdentityId(identityId: string): { provider: string; providerUserId: string } {
+  const bar = identityId.indexOf("|");
+  return { provider: identityId.slice(0, bar), providerUserId: identityId.slice(bar + 1) };
 }
 
 export interface IdentitiesTable {
+  /** `identityIdOf(provider, provider_user_id)` */
   id: string;
   user_id: string;
   provider: string;
@@ -69,40 +83,6 @@ export interface AppSecretTable {
   session_key: ColumnType<string, never, never>;
 }
 
-/** The simulated identity provider's tables (schema `idp`). Only `lib/provider-sim` reads or writes them. */
-export interface IdpAccountsTable {
-  user_id: string;
-}
-
-export interface IdpIdentitiesTable {
-  provider: string;
-  user_id: string;
-  account_user_id: string;
-  linked_seq: Generated<string>;
-}
-
-export interface IdpCallsTable {
-  id: Generated<string>;
-  at: ColumnType<Date, Date | undefined, never>;
-  method: string;
-  path: string;
-  status: number;
-  operation_id: string | null;
-  duration_ms: number;
-  outcome: string | null;
-}
-
-export interface IdpFencesTable {
-  account_user_id: string;
-  fence: string;
-}
-
-export interface IdpRandomStateTable {
-  id: ColumnType<boolean, boolean | undefined, never>;
-  seed: number | null;
-  draws: string;
-}
-
 export interface Database {
   users: UsersTable;
   identities: IdentitiesTable;
@@ -111,9 +91,4 @@ export interface Database {
   operation_events: OperationEventsTable;
   idempotency_records: IdempotencyRecordsTable;
   app_secret: AppSecretTable;
-  "idp.accounts": IdpAccountsTable;
-  "idp.identities": IdpIdentitiesTable;
-  "idp.calls": IdpCallsTable;
-  "idp.random_state": IdpRandomStateTable;
-  "idp.fences": IdpFencesTable;
 }

@@ -1,3 +1,5 @@
+import { identityIdOf } from "./schema";
+
 /** The demo data: who can sign in, and what each one has linked at the identity provider. */
 export interface SeedIdentity {
   provider: "google-oauth2" | "github" | "auth0" | "apple";
@@ -52,7 +54,7 @@ export const seedUsers: SeedUser[] = [
 ];
 
 export const identityId = (identity: Pick<SeedIdentity, "provider" | "providerUserId">): string =>
-  `${identity.provider}|${identity.providerUserId}`;
+  identityIdOf(identity.provider, identity.providerUserId);
 
 /** The provider's side of the seed: one account per user, its primary identity first. */
 export function seedProviderAccounts(): { userId: string; identities: { provider: string; userId: string }[] }[] {

@@ -1,7 +1,6 @@
 import type { Kysely } from "kysely";
-import { resetProviderState } from "../lib/provider-sim/store";
 import type { Database } from "./schema";
-import { identityId, seedProviderAccounts, seedUsers } from "./seed-data";
+import { identityId, seedUsers } from "./seed-data";
 
 /**
  * Puts the app's users and identities back to the demo seed; leases, journals, idempotency records,
@@ -15,7 +14,13 @@ export async function seedAppData(db: Kysely<Database>): Promise<void> {
     await trx.deleteFrom("operation_events").execute();
     await trx
       .insertInto("users")
-      .values(seedUsers.map((user) => ({ id: user.id, display_name: user.displayName, primary_identity_id: identityId(user.identities[0]!) })))
+      .values(
+        seedUsers.map((user) => ({
+          id: user.id,
+          display_name: user.displayName,
+          primary_identity_id: identityId(user.identities[0]!),
+        })),
+      )
       .execute();
     await trx
       .insertInto("identities")
@@ -35,11 +40,10 @@ export async function seedAppData(db: Kysely<Database>): Promise<void> {
   });
 }
 
-/** A fresh database gets the demo users and the provider's matching accounts. */
+/** A fresh database gets the demo users (the simulated provider seeds its own accounts when it starts). */
 export async function seedIfEmpty(db: Kysely<Database>): Promise<boolean> {
   const anyUser = await db.selectFrom("users").select("id").limit(1).executeTakeFirst();
   if (anyUser) return false;
   await seedAppData(db);
-  await resetProviderState(db, seedProviderAccounts());
   return true;
 }

@@ -5,7 +5,9 @@ test.beforeEach(async ({ request }) => {
   await resetLab(request);
 });
 
-test("a double click on Make primary sends two requests: one switch, one visible 409, audit green", async ({ page }) => {
+test("a double click on Make primary sends two requests: one switch, one visible 409, audit green", async ({
+  page,
+}) => {
   await signInAs(page, "Ada Lovelace");
   const sent: string[] = [];
   page.on("request", (request) => {
@@ -22,7 +24,9 @@ test("a double click on Make primary sends two requests: one switch, one visible
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Consistent/);
 });
 
-test("two tabs of one user: one switch wins, the other tab shows the conflict and then the new primary", async ({ context }) => {
+test("two tabs of one user: one switch wins, the other tab shows the conflict and then the new primary", async ({
+  context,
+}) => {
   const first = await context.newPage();
   const second = await context.newPage();
   await signInAs(first, "Ada Lovelace");
@@ -33,7 +37,9 @@ test("two tabs of one user: one switch wins, the other tab shows the conflict an
   await expect(identityRow(first, "github|8812").getByText(/^Switching…/)).toBeVisible();
   await second.getByRole("button", { name: "Make Email · ada@analytical.test primary" }).click();
 
-  await expect(identityRow(second, "auth0|ada-email").getByRole("alert")).toHaveText("Another operation is already in progress");
+  await expect(identityRow(second, "auth0|ada-email").getByRole("alert")).toHaveText(
+    "Another operation is already in progress",
+  );
   await expect(identityRow(first, "github|8812").getByText("Switched: now primary")).toBeVisible();
   // The losing tab learns the outcome by itself once the winner's operation ends.
   await expect(identityRow(second, "github|8812").getByText("Primary", { exact: true })).toBeVisible();

@@ -5,7 +5,9 @@ test.beforeEach(async ({ request }) => {
   await resetLab(request);
 });
 
-test("with the strategy set to No lock, two quick clicks corrupt the provider and the audit names the cause", async ({ page }) => {
+test("with the strategy set to No lock, two quick clicks corrupt the provider and the audit names the cause", async ({
+  page,
+}) => {
   await signInAs(page, "Ada Lovelace");
   await page.getByLabel("How concurrent switches are kept apart").selectOption("none");
   await expect(page.getByText(/^Nothing keeps two switches apart/)).toBeVisible();
@@ -18,14 +20,19 @@ test("with the strategy set to No lock, two quick clicks corrupt the provider an
 
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
   // The innermost list item: the finding itself, not the user around it.
-  const finding = page.getByRole("listitem").filter({ hasText: /is orphaned in its own account — caused by operation/ }).last();
+  const finding = page
+    .getByRole("listitem")
+    .filter({ hasText: /is orphaned in its own account — caused by operation/ })
+    .last();
   await expect(finding).toBeVisible();
   // The finding links to the operation's group of calls in the provider's log.
   const link = finding.getByRole("link").first();
   const target = (await link.getAttribute("href"))!.slice(1);
   await link.click();
   await expect(page).toHaveURL(new RegExp(`#${target}$`));
-  await expect(page.locator(`[id="${target}"]`)).toContainText(`operation ${target.slice("operation-".length, "operation-".length + 8)}`);
+  await expect(page.locator(`[id="${target}"]`)).toContainText(
+    `operation ${target.slice("operation-".length, "operation-".length + 8)}`,
+  );
 });
 
 test("a switch whose link failed is finished by the next one, and the page says so", async ({ page, request }) => {
@@ -33,11 +40,15 @@ test("a switch whose link failed is finished by the next one, and the page says 
   await signInAs(page, "Ada Lovelace");
 
   await page.getByRole("button", { name: "Make GitHub · @ada primary" }).click();
-  await expect(identityRow(page, "github|8812").getByRole("alert")).toHaveText(/^The provider failed the link step \(HTTP 500\)/);
+  await expect(identityRow(page, "github|8812").getByRole("alert")).toHaveText(
+    /^The provider failed the link step \(HTTP 500\)/,
+  );
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
 
   await page.getByRole("button", { name: "Make Email · ada@analytical.test primary" }).click();
   await expect(identityRow(page, "auth0|ada-email").getByText("Switched: now primary")).toBeVisible();
-  await expect(page.getByText(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation/)).toBeVisible();
+  await expect(
+    page.getByText(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation/),
+  ).toBeVisible();
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Consistent/);
 });

@@ -18,4 +18,3 @@ const next = spawn(process.execPath, [fileURLToPath(import.meta.resolve("next/di
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => next.kill(signal));
 next.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { appClient, type AppClient } from "./http-client";
+import { appClient, type AppClient } from "./harness/http-client";
 
 const app = appClient(inject("appUrl"));
 let ada: AppClient;
@@ -21,7 +21,12 @@ async function observableState() {
   return { ada: adaView.body, grace: grace.body, settings: settings.body, provider };
 }
 
-type Case = { name: string; send: () => Promise<{ status: number; headers: Headers; body: any }>; status: number; field?: string };
+type Case = {
+  name: string;
+  send: () => Promise<{ status: number; headers: Headers; body: any }>;
+  status: number;
+  field?: string;
+};
 
 const cases: Case[] = [
   { name: "no session", send: () => app.promote("ada", "github|8812"), status: 401 },
@@ -29,20 +34,59 @@ const cases: Case[] = [
   { name: "malformed user id", send: () => ada.promote("ADA!", "github|8812"), status: 400, field: "userId" },
   { name: "body is not JSON", send: () => ada.post("/api/users/ada/primary", "{not json"), status: 400, field: "body" },
   { name: "no body", send: () => ada.post("/api/users/ada/primary"), status: 400, field: "body" },
-  { name: "identityId missing", send: () => ada.post("/api/users/ada/primary", {}), status: 400, field: "body.identityId" },
-  { name: "identityId not a string", send: () => ada.post("/api/users/ada/primary", { identityId: 42 }), status: 400, field: "body.identityId" },
+  {
+    name: "identityId missing",
+    send: () => ada.post("/api/users/ada/primary", {}),
+    status: 400,
+    field: "body.identityId",
+  },
+  {
+    name: "identityId not a string",
+    send: () => ada.post("/api/users/ada/primary", { identityId: 42 }),
+    status: 400,
+    field: "body.identityId",
+  },
   { name: "identityId malformed", send: () => ada.promote("ada", "github8812"), status: 400, field: "body.identityId" },
-  { name: "unknown field", send: () => ada.post("/api/users/ada/primary", { identityId: "github|8812", force: true }), status: 400, field: "body.force" },
+  {
+    name: "unknown field",
+    send: () => ada.post("/api/users/ada/primary", { identityId: "github|8812", force: true }),
+    status: 400,
+    field: "body.force",
+  },
   { name: "identity not linked to anyone", send: () => ada.promote("ada", "github|999999"), status: 404 },
   { name: "another user's identity", send: () => ada.promote("ada", "github|1906"), status: 404 },
   { name: "read without a session", send: () => app.get("/api/users/ada"), status: 401 },
   { name: "read another user", send: () => ada.get("/api/users/grace"), status: 403 },
   { name: "sign in as an unknown user", send: () => app.post("/api/session", { userId: "nobody" }), status: 404 },
-  { name: "sign in with a malformed body", send: () => app.post("/api/session", { user: "ada" }), status: 400, field: "body.userId" },
-  { name: "a forged session cookie", send: () => appClient(inject("appUrl"), "lab_session=ada.forged").get("/api/users/ada"), status: 401 },
-  { name: "lab strategy unknown", send: () => app.put("/api/lab", { strategy: "hope" }), status: 400, field: "body.strategy" },
-  { name: "lab TTL out of bounds", send: () => app.put("/api/lab", { leaseTtlMs: 5 }), status: 400, field: "body.leaseTtlMs" },
-  { name: "lab failure rate above 1", send: () => app.put("/api/lab", { provider: { failureRate: 2 } }), status: 400, field: "body.provider.failureRate" },
+  {
+    name: "sign in with a malformed body",
+    send: () => app.post("/api/session", { user: "ada" }),
+    status: 400,
+    field: "body.userId",
+  },
+  {
+    name: "a forged session cookie",
+    send: () => appClient(inject("appUrl"), "lab_session=ada.forged").get("/api/users/ada"),
+    status: 401,
+  },
+  {
+    name: "lab strategy unknown",
+    send: () => app.put("/api/lab", { strategy: "hope" }),
+    status: 400,
+    field: "body.strategy",
+  },
+  {
+    name: "lab TTL out of bounds",
+    send: () => app.put("/api/lab", { leaseTtlMs: 5 }),
+    status: 400,
+    field: "body.leaseTtlMs",
+  },
+  {
+    name: "lab failure rate above 1",
+    send: () => app.put("/api/lab", { provider: { failureRate: 2 } }),
+    status: 400,
+    field: "body.provider.failureRate",
+  },
   { name: "lab unknown setting", send: () => app.put("/api/lab", { turbo: true }), status: 400, field: "body.turbo" },
 ];
 

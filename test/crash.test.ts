@@ -1,9 +1,9 @@
 import { sql } from "kysely";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
-import { identityActionLease } from "../lib/lease-lock";
-import { startApp } from "./app-server";
-import { appClient } from "./http-client";
+import { identityActionLease } from "../lib/switch/identity-action-lease";
+import { startApp } from "./harness/app-server";
+import { appClient } from "./harness/http-client";
 
 // A second app instance on the same database, killed for real (SIGKILL) in the middle of a switch.
 const databaseUrl = inject("databaseUrl");
@@ -15,56 +15,64 @@ const ttlMs = 2_000;
 afterAll(() => db.destroy());
 
 const latestJournalStep = async () =>
-  (await db.selectFrom("switch_journal").select("step").orderBy("id", "desc").limit(1).executeTakeFirst())?.step ?? null;
+  (await db.selectFrom("switch_journal").select("step").orderBy("id", "desc").limit(1).executeTakeFirst())?.step ??
+  null;
 const databaseNow = async () => (await sql<{ now: Date }>`SELECT clock_timestamp() AS now`.execute(db)).rows[0]!.now;
 
 const crashPoints = [
   { point: "after acquire (the unlink in flight)", step: "acquired", stall: null },
   { point: "after unlink (the link in flight)", step: "unlinked", stall: null },
   { point: "after link (before the save)", step: "linked", stall: { at: "linked", ms: 30_000 } },
-  { point: "before release (after the save)", step: "saved", stall: { at: "saved", ms: 30_000 } },
+  { point: "before release (the journal says done)", step: "done", stall: { at: "saved", ms: 30_000 } },
 ] as const;
 
 describe("a switch killed with SIGKILL", () => {
-  it.each(crashPoints)("$point: the lease is free within the TTL, the next switch succeeds, the audit is consistent", async ({ step, stall }) => {
-    await lab.reset();
-    await lab.configure({ strategy: "lease", leaseTtlMs: ttlMs, provider: { latencyMs: 1_500 }, faults: { stall } });
+  it.each(crashPoints)(
+    "$point: the lease is free within the TTL, the next switch succeeds, the audit is consistent",
+    async ({ step, stall }) => {
+      await lab.reset();
+      await lab.configure({ strategy: "lease", leaseTtlMs: ttlMs, provider: { latencyMs: 1_500 }, faults: { stall } });
 
-    const victim = await startApp({ databaseUrl, port: victimPort });
-    const switching = (await appClient(victim.baseUrl).signedIn("ada")).promote("ada", "github|8812").then(
-      () => "answered",
-      () => "connection lost",
-    );
-    try {
-      await expect.poll(latestJournalStep, { timeout: 15_000 }).toBe(step);
-    } finally {
-      await victim.kill();
-    }
-    const crashedAt = await databaseNow();
-    expect(await switching).toBe("connection lost");
-    // Nobody renews a dead process's lease: it ends no later than the TTL after the crash.
-    const orphaned = await identityActionLease.inspect(db, "ada", ttlMs);
-    expect(orphaned?.held).toBe(true);
-    expect(orphaned!.expiresAt!.getTime()).toBeLessThanOrEqual(crashedAt.getTime() + ttlMs);
-
-    const restarted = await startApp({ databaseUrl, port: victimPort });
-    try {
-      await lab.configure({ provider: { latencyMs: 50 } });
-      const ada = await appClient(restarted.baseUrl).signedIn("ada");
-      await expect.poll(async () => (await ada.get("/api/users/ada")).body.lease.held, { timeout: ttlMs + 5_000 }).toBe(false);
-
-      const next = await ada.promote("ada", "auth0|ada-email");
-      expect(next.status).toBe(200);
-      expect(next.body.primaryIdentityId).toBe("auth0|ada-email");
-      const audit = await lab.audit();
-      expect(audit.users.find((user: { userId: string }) => user.userId === "ada").violations).toEqual([]);
-      expect(audit.consistent).toBe(true);
-      if (step === "unlinked" || step === "linked") {
-        const events = (await lab.get("/api/lab/events?userId=ada")).body.events as { message: string }[];
-        expect(events.map((event) => event.message)).toContainEqual(expect.stringMatching(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by a crash/));
+      const victim = await startApp({ databaseUrl, port: victimPort });
+      const switching = (await appClient(victim.baseUrl).signedIn("ada")).promote("ada", "github|8812").then(
+        () => "answered",
+        () => "connection lost",
+      );
+      try {
+        await expect.poll(latestJournalStep, { timeout: 15_000 }).toBe(step);
+      } finally {
+        await victim.kill();
       }
-    } finally {
-      await restarted.stop();
-    }
-  });
+      const crashedAt = await databaseNow();
+      expect(await switching).toBe("connection lost");
+      // Nobody renews a dead process's lease: it ends no later than the TTL after the crash.
+      const orphaned = await identityActionLease.inspect(db, "ada");
+      expect(orphaned?.held).toBe(true);
+      expect(orphaned!.expiresAt!.getTime()).toBeLessThanOrEqual(crashedAt.getTime() + ttlMs);
+
+      const restarted = await startApp({ databaseUrl, port: victimPort });
+      try {
+        await lab.configure({ provider: { latencyMs: 50 } });
+        const ada = await appClient(restarted.baseUrl).signedIn("ada");
+        await expect
+          .poll(async () => (await ada.get("/api/users/ada")).body.lease.held, { timeout: ttlMs + 5_000 })
+          .toBe(false);
+
+        const next = await ada.promote("ada", "auth0|ada-email");
+        expect(next.status).toBe(200);
+        expect(next.body.primaryIdentityId).toBe("auth0|ada-email");
+        const audit = await lab.audit();
+        expect(audit.users.find((user: { userId: string }) => user.userId === "ada").violations).toEqual([]);
+        expect(audit.consistent).toBe(true);
+        if (step === "unlinked" || step === "linked") {
+          const events = (await lab.get("/api/lab/events?userId=ada")).body.events as { message: string }[];
+          expect(events.map((event) => event.message)).toContainEqual(
+            expect.stringMatching(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by a crash/),
+          );
+        }
+      } finally {
+        await restarted.stop();
+      }
+    },
+  );
 });

@@ -1,9 +1,13 @@
 import { expect, inject, it } from "vitest";
-import { startApp } from "./app-server";
-import { appClient } from "./http-client";
+import { startApp } from "./harness/app-server";
+import { appClient } from "./harness/http-client";
 
 it("with LAB_ENABLED=false, the lab's endpoints answer 404 and the operation still works with default settings", async () => {
-  const app = await startApp({ databaseUrl: inject("databaseUrl"), port: Number(process.env.NO_LAB_APP_PORT ?? 3215), env: { LAB_ENABLED: "false" } });
+  const app = await startApp({
+    databaseUrl: inject("databaseUrl"),
+    port: Number(process.env.NO_LAB_APP_PORT ?? 3215),
+    env: { LAB_ENABLED: "false" },
+  });
   try {
     const client = appClient(app.baseUrl);
     for (const path of ["/api/lab", "/api/lab/audit", "/api/lab/provider", "/api/lab/pool", "/api/lab/events"]) {

@@ -3,7 +3,6 @@ import { freshLabEachTest } from "./fresh-lab";
 
 const { app, session } = freshLabEachTest({ strategy: "lease", provider: { latencyMs: 20 } });
 
-
 describe("recovery of a half-done switch by the next lease holder", () => {
   it("finishes a switch whose link failed, then does its own work: the audit is consistent again", async () => {
     await app.configure({ provider: { script: { link: ["500"] } } });
@@ -15,14 +14,18 @@ describe("recovery of a half-done switch by the next lease holder", () => {
     expect((await app.userAudit("ada")).consistent).toBe(true);
     expect((await session.ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
     expect((await app.events("ada")).map((event) => event.message)).toContainEqual(
-      expect.stringMatching(/^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation .* unlinked but not linked; finished the link\.$/),
+      expect.stringMatching(
+        /^Recovered switch from google-oauth2\|104423 to github\|8812 left by operation .* unlinked but not linked; finished the link\.$/,
+      ),
     );
   });
 
   it("saves the primary of a switch the provider applied but answered late", async () => {
     await app.configure({ leaseTtlMs: 500, provider: { script: { link: ["applied-late"] } } });
     expect((await session.ada.promote("ada", "github|8812")).status).toBe(504);
-    expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+    expect((await app.userAudit("ada")).violations).toEqual([
+      "provider primary is github|8812, local primary is google-oauth2|104423",
+    ]);
 
     await app.configure({ leaseTtlMs: 10_000 });
     const next = await session.ada.promote("ada", "github|8812");
@@ -64,7 +67,9 @@ describe("fencing tokens", () => {
     });
     const stale = session.ada.promote("ada", "github|8812");
     // The first operation has taken its pause (the one-shot fault is used up) and its lease has run out.
-    await expect.poll(() => app.get("/api/lab").then((answer) => answer.body.faults.stall), { timeout: 10_000 }).toBeNull();
+    await expect
+      .poll(() => app.get("/api/lab").then((answer) => answer.body.faults.stall), { timeout: 10_000 })
+      .toBeNull();
     await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
     const thief = await session.ada.promote("ada", "auth0|ada-email");
@@ -78,7 +83,9 @@ describe("fencing tokens", () => {
     expect(fenced).toHaveLength(1);
     expect(fenced[0]).toMatchObject({ method: "DELETE", status: 409 });
     expect(fenced[0]!.operationId).not.toBe(thief.body.operationId);
-    expect((await app.events("ada")).map((event) => event.kind)).toEqual(expect.arrayContaining(["lease-taken-over", "fenced"]));
+    expect((await app.events("ada")).map((event) => event.kind)).toEqual(
+      expect.arrayContaining(["lease-taken-over", "fenced"]),
+    );
     expect((await app.userAudit("ada")).consistent).toBe(true);
     expect((await session.ada.get("/api/users/ada")).body.primaryIdentityId).toBe("auth0|ada-email");
   });
@@ -139,7 +146,9 @@ describe("Idempotency-Key", () => {
 
   it("runs concurrent repeats of one key once", async () => {
     await app.configure({ provider: { latencyMs: 300 } });
-    const answers = await Promise.all(Array.from({ length: 5 }, () => session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-4" })),
+    );
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     expect(answers.filter((answer) => answer.status === 409)).toHaveLength(4);
     expect(await app.calls()).toHaveLength(2);

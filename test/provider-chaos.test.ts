@@ -3,7 +3,6 @@ import { freshLabEachTest } from "./fresh-lab";
 
 const { app, session } = freshLabEachTest({ strategy: "lease", provider: { latencyMs: 20 } });
 
-
 describe("the provider honours each chaos knob, and the lease is free after every failure", () => {
   it("error rate with a chosen status, per endpoint: link answers 500, the unlink it follows is left half-done", async () => {
     await app.configure({ provider: { endpoints: { link: { failureRate: 1, errorStatus: 500 } } } });
@@ -29,7 +28,9 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
-    await expect.poll(async () => (await app.calls()).map((call) => call.outcome), { timeout: 10_000 }).toEqual([null, "timeout"]);
+    await expect
+      .poll(async () => (await app.calls()).map((call) => call.outcome), { timeout: 10_000 })
+      .toEqual([null, "timeout"]);
     expect(await session.ada.leaseHeld("ada")).toBe(false);
     expect((await app.userAudit("ada")).violations).toEqual(["github|8812 is orphaned in its own account"]);
   });
@@ -59,12 +60,16 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
     expect(answer.body).toMatchObject({ step: "link" });
-    await expect.poll(async () => (await app.calls()).map((call) => [call.status, call.outcome]), { timeout: 10_000 }).toEqual([
-      [200, null],
-      [201, "applied-late"],
-    ]);
+    await expect
+      .poll(async () => (await app.calls()).map((call) => [call.status, call.outcome]), { timeout: 10_000 })
+      .toEqual([
+        [200, null],
+        [201, "applied-late"],
+      ]);
     expect(await session.ada.leaseHeld("ada")).toBe(false);
-    expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+    expect((await app.userAudit("ada")).violations).toEqual([
+      "provider primary is github|8812, local primary is google-oauth2|104423",
+    ]);
   });
 
   it("a script of one-shot outcomes per endpoint plays in order, then the provider is calm again", async () => {
@@ -89,7 +94,14 @@ describe("the provider honours each chaos knob, and the lease is free after ever
       await app.reset();
       await app.configure(settings);
       const statuses: number[] = [];
-      for (const target of ["github|8812", "auth0|ada-email", "apple|001122.ada", "google-oauth2|104423", "github|8812", "auth0|ada-email"]) {
+      for (const target of [
+        "github|8812",
+        "auth0|ada-email",
+        "apple|001122.ada",
+        "google-oauth2|104423",
+        "github|8812",
+        "auth0|ada-email",
+      ]) {
         statuses.push((await session.ada.promote("ada", target)).status);
       }
       return statuses;
@@ -104,8 +116,16 @@ describe("the provider honours each chaos knob, and the lease is free after ever
 describe("chaos settings are validated", () => {
   it.each([
     ["rates that add up to more than 1", { provider: { failureRate: 0.6, timeoutRate: 0.6 } }, "body.provider"],
-    ["an endpoint's rates that add up to more than 1", { provider: { endpoints: { link: { networkErrorRate: 0.7, appliedLateRate: 0.7 } } } }, "body.provider.endpoints.link"],
-    ["uniform bounds the wrong way round", { provider: { minLatencyMs: 900, maxLatencyMs: 100 } }, "body.provider.minLatencyMs"],
+    [
+      "an endpoint's rates that add up to more than 1",
+      { provider: { endpoints: { link: { networkErrorRate: 0.7, appliedLateRate: 0.7 } } } },
+      "body.provider.endpoints.link",
+    ],
+    [
+      "uniform bounds the wrong way round",
+      { provider: { minLatencyMs: 900, maxLatencyMs: 100 } },
+      "body.provider.minLatencyMs",
+    ],
     ["an error status other than 500 or 503", { provider: { errorStatus: 418 } }, "body.provider.errorStatus"],
     ["an unknown scripted outcome", { provider: { script: { link: ["explode"] } } }, "body.provider.script.link.0"],
     ["an unknown endpoint", { provider: { endpoints: { refresh: {} } } }, "body.provider.endpoints.refresh"],

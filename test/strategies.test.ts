@@ -1,16 +1,9 @@
-import { beforeEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
-import { findUser, saveUser } from "../lib/users";
-import { appClient, type AppClient } from "./http-client";
+import { findUser, saveUser } from "../lib/switch/users";
+import { freshLabEachTest } from "./fresh-lab";
 
-const app = appClient(inject("appUrl"));
-let ada: AppClient;
-let grace: AppClient;
-
-beforeEach(async () => {
-  await app.reset();
-  [ada, grace] = await Promise.all([app.signedIn("ada"), app.signedIn("grace")]);
-});
+const { app, session } = freshLabEachTest(undefined, ["ada", "grace"]);
 
 const adaTargets = ["github|8812", "auth0|ada-email", "apple|001122.ada"];
 
@@ -19,12 +12,11 @@ function tracked<T>(promise: Promise<T>, order: string[], name: string): Promise
   return promise.finally(() => order.push(name));
 }
 
-
 describe.each(["none", "optimistic"])("`%s` cannot keep concurrent switches apart", (strategy) => {
   it("two concurrent switches leave the provider corrupted, and the audit names it", async () => {
     await app.configure({ strategy, provider: { latencyMs: 300 } });
     const targets = ["github|8812", "auth0|ada-email"];
-    const answers = await Promise.all(targets.map((target) => ada.promote("ada", target)));
+    const answers = await Promise.all(targets.map((target) => session.ada.promote("ada", target)));
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 502]);
     // Both unlinked their target from the same old primary; only one could then link it.
     const loserTarget = targets[answers.findIndex((answer) => answer.status === 502)];
@@ -42,7 +34,7 @@ describe("`optimistic`", () => {
     await app.configure({ strategy: "optimistic", provider: { latencyMs: 400 } });
     const { db } = createDb(inject("databaseUrl"), 1);
     try {
-      const switching = ada.promote("ada", "github|8812");
+      const switching = session.ada.promote("ada", "github|8812");
       // Once the unlink has landed at the provider, someone else writes the user.
       await expect.poll(async () => (await app.provider()).calls.length, { timeout: 10_000 }).toBe(1);
       await saveUser(db, { ...(await findUser(db, "ada"))!, displayName: "Countess of Lovelace" });
@@ -50,7 +42,9 @@ describe("`optimistic`", () => {
       const answer = await switching;
       expect(answer.status).toBe(409);
       expect(answer.body.type).toMatch(/\/stale-write$/);
-      expect((await app.userAudit("ada")).violations).toEqual(["provider primary is github|8812, local primary is google-oauth2|104423"]);
+      expect((await app.userAudit("ada")).violations).toEqual([
+        "provider primary is github|8812, local primary is google-oauth2|104423",
+      ]);
     } finally {
       await db.destroy();
     }
@@ -61,12 +55,18 @@ describe.each(["transaction", "advisory"])("`%s`", (strategy) => {
   it("keeps the provider consistent but holds connections: another user's read waits while the pool is exhausted", async () => {
     await app.configure({ strategy, poolSize: 2, provider: { latencyMs: 1_200 } });
     const order: string[] = [];
-    const switches = adaTargets.map((target, index) => tracked(ada.promote("ada", target), order, `switch ${index}`));
+    const switches = adaTargets.map((target, index) =>
+      tracked(session.ada.promote("ada", target), order, `switch ${index}`),
+    );
     // Two transactions hold both connections (one calling the provider, one waiting for its lock)...
-    await expect.poll(async () => (await app.get("/api/lab/pool")).body, { timeout: 10_000 }).toMatchObject({ inUse: 2, waiting: 1 });
+    await expect
+      .poll(async () => (await app.get("/api/lab/pool")).body, { timeout: 10_000 })
+      .toMatchObject({ inUse: 2, waiting: 1 });
     // ...so grace's read, which has nothing to do with ada, waits for a connection too.
-    const graceRead = tracked(grace.get("/api/users/grace"), order, "grace read");
-    await expect.poll(async () => (await app.get("/api/lab/pool")).body.waiting, { timeout: 10_000 }).toBeGreaterThan(1);
+    const graceRead = tracked(session.grace.get("/api/users/grace"), order, "grace read");
+    await expect
+      .poll(async () => (await app.get("/api/lab/pool")).body.waiting, { timeout: 10_000 })
+      .toBeGreaterThan(1);
     expect(order).toEqual([]);
 
     const answers = await Promise.all(switches);
@@ -82,7 +82,9 @@ describe("`lease`", () => {
   it("keeps the provider consistent, answers the losers at once and holds no connection while calling the provider", async () => {
     await app.configure({ strategy: "lease", poolSize: 2, provider: { latencyMs: 800 } });
     const order: string[] = [];
-    const switches = adaTargets.map((target, index) => tracked(ada.promote("ada", target), order, `switch ${index}`));
+    const switches = adaTargets.map((target, index) =>
+      tracked(session.ada.promote("ada", target), order, `switch ${index}`),
+    );
     const answers = await Promise.all(switches);
     const winner = `switch ${answers.findIndex((answer) => answer.status === 200)}`;
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409]);
@@ -94,11 +96,13 @@ describe("`lease`", () => {
   it("lets another user's read through while a switch is calling the provider", async () => {
     await app.configure({ strategy: "lease", poolSize: 2, provider: { latencyMs: 800 } });
     const order: string[] = [];
-    const switching = tracked(ada.promote("ada", "github|8812"), order, "switch");
-    await expect.poll(async () => (await ada.get("/api/users/ada")).body.lease.held, { timeout: 10_000 }).toBe(true);
+    const switching = tracked(session.ada.promote("ada", "github|8812"), order, "switch");
+    await expect
+      .poll(async () => (await session.ada.get("/api/users/ada")).body.lease.held, { timeout: 10_000 })
+      .toBe(true);
     const pool = (await app.get("/api/lab/pool")).body;
     expect(pool.waiting).toBe(0);
-    expect((await tracked(grace.get("/api/users/grace"), order, "grace read")).status).toBe(200);
+    expect((await tracked(session.grace.get("/api/users/grace"), order, "grace read")).status).toBe(200);
     expect((await switching).status).toBe(200);
     expect(order).toEqual(["grace read", "switch"]);
   });
@@ -107,7 +111,7 @@ describe("`lease`", () => {
 describe("POST /api/lab/burst", () => {
   it("fires N concurrent switches and summarises them: under `lease`, one 200 and the rest 409", async () => {
     await app.configure({ strategy: "lease", provider: { latencyMs: 300 } });
-    const answer = await ada.post("/api/lab/burst", { userId: "ada", count: 20, identityId: "github|8812" });
+    const answer = await session.ada.post("/api/lab/burst", { userId: "ada", count: 20, identityId: "github|8812" });
     expect(answer.status).toBe(200);
     expect(answer.body.counts).toEqual({ 200: 1, 409: 19 });
     expect(answer.body.results).toHaveLength(20);
@@ -115,8 +119,8 @@ describe("POST /api/lab/burst", () => {
   });
 
   it("refuses another user's burst and a count out of bounds", async () => {
-    expect((await ada.post("/api/lab/burst", { userId: "grace", count: 2 })).status).toBe(403);
-    expect((await ada.post("/api/lab/burst", { userId: "ada", count: 51 })).status).toBe(400);
+    expect((await session.ada.post("/api/lab/burst", { userId: "grace", count: 2 })).status).toBe(403);
+    expect((await session.ada.post("/api/lab/burst", { userId: "ada", count: 51 })).status).toBe(400);
     expect((await app.provider()).calls).toEqual([]);
   });
 });

@@ -28,7 +28,9 @@ describe("POST /api/users/{userId}/primary", () => {
 
   it("under `lease`, lets one of many concurrent requests through and answers the rest 409 at once", async () => {
     await app.configure({ strategy: "lease", provider: { latencyMs: 300 } });
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => session.ada.promote("ada", adaTargets[index % adaTargets.length]!)));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => session.ada.promote("ada", adaTargets[index % adaTargets.length]!)),
+    );
 
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);

@@ -31,7 +31,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       id boolean PRIMARY KEY DEFAULT true CHECK (id),
       session_key text NOT NULL
     )`.execute(db);
-  await sql`INSERT INTO app_secret (session_key) VALUES (gen_random_uuid()::text || gen_random_uuid()::text)`.execute(db);
+  await sql`INSERT INTO app_secret (session_key) VALUES (gen_random_uuid()::text || gen_random_uuid()::text)`.execute(
+    db,
+  );
 
   await sql`CREATE SCHEMA idp`.execute(db);
   await sql`CREATE TABLE idp.accounts (user_id text PRIMARY KEY)`.execute(db);

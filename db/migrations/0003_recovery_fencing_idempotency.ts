@@ -17,7 +17,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);
-  await sql`CREATE INDEX switch_journal_open ON switch_journal (user_id, id) WHERE step NOT IN ('done', 'resolved')`.execute(db);
+  await sql`CREATE INDEX switch_journal_open ON switch_journal (user_id, id) WHERE step NOT IN ('done', 'resolved')`.execute(
+    db,
+  );
 
   // What happened, in words, for the page: take-overs, recoveries, fenced calls, failed releases.
   await sql`

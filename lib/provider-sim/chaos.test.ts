@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultLabSettings, effectiveChaos, type Chaos } from "../lab-settings";
+import { defaultLabSettings, effectiveChaos, type Chaos } from "../lab/settings-schema";
 import { randomForDraw, rollOutcome, sampleLatency, seededRandom } from "./chaos";
 
 const calm: Chaos = effectiveChaos(defaultLabSettings, "link");
@@ -39,7 +39,15 @@ describe("the provider's dice", () => {
   });
 
   it("rolls each outcome at its configured rate", () => {
-    const chaos = { ...calm, networkErrorRate: 0.1, timeoutRate: 0.1, rateLimitRate: 0.1, failureRate: 0.2, errorStatus: 500 as const, appliedLateRate: 0.1 };
+    const chaos = {
+      ...calm,
+      networkErrorRate: 0.1,
+      timeoutRate: 0.1,
+      rateLimitRate: 0.1,
+      failureRate: 0.2,
+      errorStatus: 500 as const,
+      appliedLateRate: 0.1,
+    };
     const random = seededRandom(1);
     const counts: Record<string, number> = {};
     for (let i = 0; i < 10_000; i++) {

@@ -6,11 +6,19 @@
 import type { Kysely } from "kysely";
 import { delay, http, HttpResponse } from "msw";
 import { z } from "zod";
-import type { Database } from "../../db/schema";
 import { seedProviderAccounts } from "../../db/seed-data";
-import { effectiveChaos, getLabSettings, takeScriptedOutcome, type ProviderEndpoint, type ScriptedOutcome } from "../lab-settings";
+import { effectiveChaos, type LabSettings, type ProviderEndpoint, type ScriptedOutcome } from "../lab/settings-schema";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
-import { getAccount, IdpError, linkAccount, listAccounts, resetProviderState, unlinkIdentity, type Fencing } from "./store";
+import type { IdpDatabase } from "./schema";
+import {
+  getAccount,
+  IdpError,
+  linkAccount,
+  listAccounts,
+  resetProviderState,
+  unlinkIdentity,
+  type Fencing,
+} from "./store";
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
 /** What became of a call, for the log: its HTTP answer (0 for none) and anything unusual about it. */
@@ -21,15 +29,30 @@ const linkBodySchema = z.object({ provider: z.string().min(1), user_id: z.string
 /** How long a "hanging" provider waits for its caller to give up before it gives up itself. */
 const hangLimitMs = 120_000;
 
-export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>) {
+/** Where the simulator's knobs come from: the lab's shared settings, and its one-shot scripted outcomes. */
+export interface ChaosSource {
+  settings(): Promise<LabSettings>;
+  takeScriptedOutcome(endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null>;
+}
+
+export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabase>, chaosSource: ChaosSource) {
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
-  function endpoint(name: ProviderEndpoint, perform: (request: Request, params: Record<string, string>, fencing: Fencing) => Promise<Answer>) {
-    return async ({ request, params }: { request: Request; params: Record<string, string | readonly string[] | undefined> }) => {
+  function endpoint(
+    name: ProviderEndpoint,
+    perform: (request: Request, params: Record<string, string>, fencing: Fencing) => Promise<Answer>,
+  ) {
+    return async ({
+      request,
+      params,
+    }: {
+      request: Request;
+      params: Record<string, string | readonly string[] | undefined>;
+    }) => {
       const started = performance.now();
-      const settings = await getLabSettings(db);
+      const settings = await chaosSource.settings();
       const chaos = effectiveChaos(settings, name);
       const random = await randomSource(db, settings.provider.seed);
-      const scripted = settings.provider.script[name].length > 0 ? await takeScriptedOutcome(db, name) : null;
+      const scripted = settings.provider.script[name].length > 0 ? await chaosSource.takeScriptedOutcome(name) : null;
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
@@ -48,7 +71,10 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>)
         })
         .execute();
       if (played.answer === "network-error") return HttpResponse.error();
-      return HttpResponse.json(played.answer.body as Record<string, unknown>, { status: played.answer.status, headers: played.answer.headers });
+      return HttpResponse.json(played.answer.body as Record<string, unknown>, {
+        status: played.answer.status,
+        headers: played.answer.headers,
+      });
     };
   }
 
@@ -68,9 +94,23 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>)
     http.post(
       `${api}/users/:primaryId/identities`,
       endpoint("link", async (request, params, fencing) => {
-        const body = linkBodySchema.safeParse(await request.clone().json().catch(() => null));
-        if (!body.success) throw new IdpError(400, "Bad Request", "Payload validation error: provider and user_id are required", "invalid_body");
-        return { status: 201, body: await linkAccount(db, params.primaryId!, body.data.provider, body.data.user_id, fencing) };
+        const body = linkBodySchema.safeParse(
+          await request
+            .clone()
+            .json()
+            .catch(() => null),
+        );
+        if (!body.success)
+          throw new IdpError(
+            400,
+            "Bad Request",
+            "Payload validation error: provider and user_id are required",
+            "invalid_body",
+          );
+        return {
+          status: 201,
+          body: await linkAccount(db, params.primaryId!, body.data.provider, body.data.user_id, fencing),
+        };
       }),
     ),
     http.get(`${baseUrl}/lab/state`, async () => {
@@ -96,7 +136,13 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<Database>)
   ];
 }
 
-async function play(outcome: ScriptedOutcome, latencyMs: number, retryAfterSeconds: number, signal: AbortSignal, apply: () => Promise<Answer>): Promise<Played> {
+async function play(
+  outcome: ScriptedOutcome,
+  latencyMs: number,
+  retryAfterSeconds: number,
+  signal: AbortSignal,
+  apply: () => Promise<Answer>,
+): Promise<Played> {
   if (outcome === "timeout") {
     await untilAborted(signal, hangLimitMs);
     return { answer: "network-error", logStatus: 0, outcome: "timeout" };
@@ -108,9 +154,19 @@ async function play(outcome: ScriptedOutcome, latencyMs: number, retryAfterSecon
     case "429":
       return { answer: rateLimited(retryAfterSeconds), logStatus: 429, outcome: null };
     case "500":
-      return { answer: errorAnswer(new IdpError(500, "Internal Server Error", "Internal error", "internal_error")), logStatus: 500, outcome: null };
+      return {
+        answer: errorAnswer(new IdpError(500, "Internal Server Error", "Internal error", "internal_error")),
+        logStatus: 500,
+        outcome: null,
+      };
     case "503":
-      return { answer: errorAnswer(new IdpError(503, "Service Unavailable", "The service is temporarily unavailable", "temporarily_unavailable")), logStatus: 503, outcome: null };
+      return {
+        answer: errorAnswer(
+          new IdpError(503, "Service Unavailable", "The service is temporarily unavailable", "temporarily_unavailable"),
+        ),
+        logStatus: 503,
+        outcome: null,
+      };
     case "applied-late": {
       // The ambiguous outcome: the change is committed, but the answer arrives after the caller left.
       const answer = await apply();
@@ -119,7 +175,14 @@ async function play(outcome: ScriptedOutcome, latencyMs: number, retryAfterSecon
     }
     case "ok": {
       // A caller that gave up before the provider got to the request: the change is not applied.
-      if (signal.aborted) return { answer: errorAnswer(new IdpError(499, "Client Closed Request", "The caller closed the request", "client_closed")), logStatus: 499, outcome: "client-closed" };
+      if (signal.aborted)
+        return {
+          answer: errorAnswer(
+            new IdpError(499, "Client Closed Request", "The caller closed the request", "client_closed"),
+          ),
+          logStatus: 499,
+          outcome: "client-closed",
+        };
       const answer = await apply();
       return { answer, logStatus: answer.status, outcome: isFenced(answer) ? "fenced" : null };
     }
@@ -140,11 +203,16 @@ function isFenced(answer: Answer): boolean {
 }
 
 function errorAnswer(error: IdpError): Answer {
-  return { status: error.statusCode, body: { statusCode: error.statusCode, error: error.error, message: error.message, errorCode: error.errorCode } };
+  return {
+    status: error.statusCode,
+    body: { statusCode: error.statusCode, error: error.error, message: error.message, errorCode: error.errorCode },
+  };
 }
 
 function rateLimited(retryAfterSeconds: number): Answer {
-  const answer = errorAnswer(new IdpError(429, "Too Many Requests", "Global limit has been reached", "too_many_requests"));
+  const answer = errorAnswer(
+    new IdpError(429, "Too Many Requests", "Global limit has been reached", "too_many_requests"),
+  );
   return {
     ...answer,
     headers: {
@@ -160,14 +228,19 @@ function rateLimited(retryAfterSeconds: number): Answer {
  * The random source for one call: seeded runs take the next draw number from the database, so the
  * sequence is the same on every app instance and after every reset; unseeded runs use Math.random.
  */
-async function randomSource(db: Kysely<Database>, seed: number | null): Promise<Random> {
+async function randomSource(db: Kysely<IdpDatabase>, seed: number | null): Promise<Random> {
   if (seed === null) return Math.random;
   const { draws } = await db
     .insertInto("idp.random_state")
     .values({ seed, draws: "1" })
     .onConflict((conflict) =>
       conflict.column("id").doUpdateSet((eb) => ({
-        draws: eb.case().when("idp.random_state.seed", "=", seed).then(eb("idp.random_state.draws", "+", "1")).else("1").end(),
+        draws: eb
+          .case()
+          .when("idp.random_state.seed", "=", seed)
+          .then(eb("idp.random_state.draws", "+", "1"))
+          .else("1")
+          .end(),
         seed,
       })),
     )

@@ -1,6 +1,6 @@
 /** The app's only way to the simulated provider's lab endpoints: HTTP, like any other provider call. */
-import { config } from "../config";
-import type { ProviderAccount } from "../identity-provider";
+import { config } from "../core/config";
+import { accountFromProvider, type ProviderAccount, type RawAccount } from "../provider/client";
 import { providerFetch } from "./server";
 
 export interface ProviderCall {
@@ -9,14 +9,15 @@ export interface ProviderCall {
   path: string;
   /** 0 when the provider gave no HTTP answer (network error, timeout). */
   status: number;
-  /** What the simulated provider did beyond the status: network-error, timeout, applied-late, client-closed. */
+  /** What the simulated provider did beyond the status: network-error, timeout, applied-late, client-closed, fenced. */
   outcome: string | null;
   operationId: string | null;
   durationMs: number;
 }
 
+/** The provider's state as its lab endpoint answers it (accounts in Auth0's shape), for `GET /api/lab/provider`. */
 export interface ProviderState {
-  accounts: ProviderAccount[];
+  accounts: RawAccount[];
   calls: ProviderCall[];
 }
 
@@ -24,6 +25,12 @@ export async function fetchProviderState(): Promise<ProviderState> {
   const response = await providerFetch(`${config.identityProviderBaseUrl}/lab/state`);
   if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/state`);
   return (await response.json()) as ProviderState;
+}
+
+/** The same state in the app's words, for the audit. */
+export async function fetchProviderAccounts(): Promise<{ accounts: ProviderAccount[]; calls: ProviderCall[] }> {
+  const state = await fetchProviderState();
+  return { accounts: state.accounts.map(accountFromProvider), calls: state.calls };
 }
 
 export async function resetProvider(): Promise<void> {

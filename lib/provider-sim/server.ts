@@ -1,7 +1,13 @@
 import { setupServer } from "msw/node";
-import { createDb } from "../../db/connection";
-import { config } from "../config";
+import { createDb, kyselyOn } from "../../db/connection";
+import type { Database } from "../../db/schema";
+import { seedProviderAccounts } from "../../db/seed-data";
+import { config } from "../core/config";
+import type { ProviderEndpoint } from "../lab/settings-schema";
+import { getLabSettings, takeScriptedOutcome } from "../lab/settings-store";
 import { simulatedProviderHandlers } from "./handlers";
+import type { IdpDatabase } from "./schema";
+import { seedIfEmpty } from "./store";
 
 interface Interception {
   server: ReturnType<typeof setupServer>;
@@ -14,14 +20,20 @@ const holder = globalThis as typeof globalThis & { __leaseLockLabProvider?: Inte
 /**
  * Intercepts this process's outgoing calls to the provider's base URL; everything else passes through.
  * The provider has a pool of its own, as a real one has its own database: the app exhausting its pool
- * must not stall the provider.
+ * must not stall the provider. It seeds its accounts when its tables are empty.
  */
-export function startSimulatedProvider(): void {
+export async function startSimulatedProvider(): Promise<void> {
   if (holder.__leaseLockLabProvider) return;
-  const { db } = createDb(config.databaseUrl, 10);
-  const server = setupServer(...simulatedProviderHandlers(config.identityProviderBaseUrl, db));
+  const { db, pool } = createDb<IdpDatabase>(config.databaseUrl, 10);
+  const labTables = kyselyOn<Database>(pool);
+  const chaosSource = {
+    settings: () => getLabSettings(labTables),
+    takeScriptedOutcome: (endpoint: ProviderEndpoint) => takeScriptedOutcome(labTables, endpoint),
+  };
+  const server = setupServer(...simulatedProviderHandlers(config.identityProviderBaseUrl, db, chaosSource));
   server.listen({ onUnhandledRequest: "bypass" });
   holder.__leaseLockLabProvider = { server, patchedFetch: globalThis.fetch };
+  await seedIfEmpty(db, seedProviderAccounts());
 }
 
 /**
@@ -30,7 +42,7 @@ export function startSimulatedProvider(): void {
  */
 function ensureIntercepting(): void {
   const interception = holder.__leaseLockLabProvider;
-  if (!interception) return startSimulatedProvider();
+  if (!interception) return void startSimulatedProvider();
   if (globalThis.fetch === interception.patchedFetch) return;
   interception.server.close();
   interception.server.listen({ onUnhandledRequest: "bypass" });

@@ -3,7 +3,8 @@
  * own, like one call to the real provider; a sequence of them is not. Only the simulator uses this.
  */
 import { sql, type Kysely, type Transaction } from "kysely";
-import type { Database } from "../../db/schema";
+import { identityIdOf } from "../../db/schema";
+import type { IdpDatabase } from "./schema";
 
 export interface IdpIdentity {
   provider: string;
@@ -34,9 +35,7 @@ export interface Fencing {
   enforce: boolean;
 }
 
-const accountIdOf = (provider: string, userId: string): string => `${provider}|${userId}`;
-
-export async function listAccounts(db: Kysely<Database>): Promise<IdpAccount[]> {
+export async function listAccounts(db: Kysely<IdpDatabase>): Promise<IdpAccount[]> {
   const rows = await db
     .selectFrom("idp.identities")
     .select(["provider", "user_id", "account_user_id"])
@@ -53,21 +52,33 @@ export async function listAccounts(db: Kysely<Database>): Promise<IdpAccount[]> 
   return [...accounts.values()];
 }
 
-export async function getAccount(db: Kysely<Database>, accountId: string): Promise<IdpAccount> {
-  const exists = await db.selectFrom("idp.accounts").select("user_id").where("user_id", "=", accountId).executeTakeFirst();
+export async function getAccount(db: Kysely<IdpDatabase>, accountId: string): Promise<IdpAccount> {
+  const exists = await db
+    .selectFrom("idp.accounts")
+    .select("user_id")
+    .where("user_id", "=", accountId)
+    .executeTakeFirst();
   if (!exists) throw userNotFound();
   return { user_id: accountId, identities: await identitiesOf(db, accountId) };
 }
 
 /** `DELETE /users/{primaryId}/identities/{provider}/{userId}`: the identity becomes an account of its own. */
-export async function unlinkIdentity(db: Kysely<Database>, primaryId: string, provider: string, userId: string, fencing: Fencing): Promise<IdpIdentity[]> {
+export async function unlinkIdentity(
+  db: Kysely<IdpDatabase>,
+  primaryId: string,
+  provider: string,
+  userId: string,
+  fencing: Fencing,
+): Promise<IdpIdentity[]> {
   return db.transaction().execute(async (trx) => {
-    const secondaryId = accountIdOf(provider, userId);
-    if (secondaryId === primaryId) throw new IdpError(400, "Bad Request", "Main identity cannot be removed", "operation_not_supported");
+    const secondaryId = identityIdOf(provider, userId);
+    if (secondaryId === primaryId)
+      throw new IdpError(400, "Bad Request", "Main identity cannot be removed", "operation_not_supported");
     await lockAccounts(trx, [primaryId]);
     await checkFence(trx, [primaryId, secondaryId], fencing);
     if (!(await accountExists(trx, primaryId))) throw userNotFound();
-    if (!(await isLinkedUnder(trx, primaryId, provider, userId))) throw new IdpError(404, "Not Found", "Identity not found", "inexistent_identity");
+    if (!(await isLinkedUnder(trx, primaryId, provider, userId)))
+      throw new IdpError(404, "Not Found", "Identity not found", "inexistent_identity");
     await trx.insertInto("idp.accounts").values({ user_id: secondaryId }).execute();
     await trx
       .updateTable("idp.identities")
@@ -80,68 +91,127 @@ export async function unlinkIdentity(db: Kysely<Database>, primaryId: string, pr
 }
 
 /** `POST /users/{primaryId}/identities`: the secondary account and all linked under it move under primary. */
-export async function linkAccount(db: Kysely<Database>, primaryId: string, provider: string, userId: string, fencing: Fencing): Promise<IdpIdentity[]> {
+export async function linkAccount(
+  db: Kysely<IdpDatabase>,
+  primaryId: string,
+  provider: string,
+  userId: string,
+  fencing: Fencing,
+): Promise<IdpIdentity[]> {
   return db.transaction().execute(async (trx) => {
-    const secondaryId = accountIdOf(provider, userId);
-    if (secondaryId === primaryId) throw new IdpError(400, "Bad Request", "Main identity and the new one are the same.", "invalid_body");
+    const secondaryId = identityIdOf(provider, userId);
+    if (secondaryId === primaryId)
+      throw new IdpError(400, "Bad Request", "Main identity and the new one are the same.", "invalid_body");
     await lockAccounts(trx, [primaryId, secondaryId]);
     await checkFence(trx, [primaryId, secondaryId], fencing);
     if (!(await accountExists(trx, primaryId))) throw userNotFound();
-    if (await isLinkedUnder(trx, primaryId, provider, userId)) throw new IdpError(409, "Conflict", "Specified identity already exists", "identity_conflict");
-    if (!(await accountExists(trx, secondaryId))) throw new IdpError(400, "Bad Request", "Provided secondary account not found", "invalid_body");
-    await trx.updateTable("idp.identities").set({ account_user_id: primaryId }).where("account_user_id", "=", secondaryId).execute();
+    if (await isLinkedUnder(trx, primaryId, provider, userId))
+      throw new IdpError(409, "Conflict", "Specified identity already exists", "identity_conflict");
+    if (!(await accountExists(trx, secondaryId)))
+      throw new IdpError(400, "Bad Request", "Provided secondary account not found", "invalid_body");
+    await trx
+      .updateTable("idp.identities")
+      .set({ account_user_id: primaryId })
+      .where("account_user_id", "=", secondaryId)
+      .execute();
     await trx.deleteFrom("idp.accounts").where("user_id", "=", secondaryId).execute();
     return identitiesOf(trx, primaryId);
   });
 }
 
+export type SeedAccounts = { userId: string; identities: { provider: string; userId: string }[] }[];
+
+/** A provider with no accounts yet (a fresh database) gets `accounts`. */
+export async function seedIfEmpty(db: Kysely<IdpDatabase>, accounts: SeedAccounts): Promise<void> {
+  const any = await db.selectFrom("idp.accounts").select("user_id").limit(1).executeTakeFirst();
+  if (!any) await resetProviderState(db, accounts);
+}
+
 /** Replaces the whole provider state (accounts and call log) with `accounts`. */
-export async function resetProviderState(
-  db: Kysely<Database>,
-  accounts: { userId: string; identities: { provider: string; userId: string }[] }[],
-): Promise<void> {
+export async function resetProviderState(db: Kysely<IdpDatabase>, accounts: SeedAccounts): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom("idp.identities").execute();
     await trx.deleteFrom("idp.accounts").execute();
     await trx.deleteFrom("idp.calls").execute();
     await trx.deleteFrom("idp.fences").execute();
     if (accounts.length === 0) return;
-    await trx.insertInto("idp.accounts").values(accounts.map((account) => ({ user_id: account.userId }))).execute();
+    await trx
+      .insertInto("idp.accounts")
+      .values(accounts.map((account) => ({ user_id: account.userId })))
+      .execute();
     await trx
       .insertInto("idp.identities")
-      .values(accounts.flatMap((account) => account.identities.map((identity) => ({ provider: identity.provider, user_id: identity.userId, account_user_id: account.userId }))))
+      .values(
+        accounts.flatMap((account) =>
+          account.identities.map((identity) => ({
+            provider: identity.provider,
+            user_id: identity.userId,
+            account_user_id: account.userId,
+          })),
+        ),
+      )
       .execute();
   });
 }
 
 // Account rows are locked in one order so that two concurrent links never deadlock.
-async function lockAccounts(trx: Transaction<Database>, accountIds: string[]): Promise<void> {
-  await trx.selectFrom("idp.accounts").select("user_id").where("user_id", "in", [...accountIds].sort()).orderBy("user_id").forUpdate().execute();
+async function lockAccounts(trx: Transaction<IdpDatabase>, accountIds: string[]): Promise<void> {
+  await trx
+    .selectFrom("idp.accounts")
+    .select("user_id")
+    .where("user_id", "in", [...accountIds].sort())
+    .orderBy("user_id")
+    .forUpdate()
+    .execute();
 }
 
 /**
  * Kleppmann's fencing check, before any precondition: remembers the highest token seen per account and,
  * when enforcing, refuses a lower one. Calls without a token (unguarded strategies) pass.
  */
-async function checkFence(trx: Transaction<Database>, accountIds: string[], { fence, enforce }: Fencing): Promise<void> {
+async function checkFence(
+  trx: Transaction<IdpDatabase>,
+  accountIds: string[],
+  { fence, enforce }: Fencing,
+): Promise<void> {
   if (fence === null) return;
-  const seen = await trx.selectFrom("idp.fences").select(["account_user_id", "fence"]).where("account_user_id", "in", accountIds).forUpdate().execute();
+  const seen = await trx
+    .selectFrom("idp.fences")
+    .select(["account_user_id", "fence"])
+    .where("account_user_id", "in", accountIds)
+    .forUpdate()
+    .execute();
   const newer = seen.find((row) => BigInt(row.fence) > fence);
   if (newer && enforce) {
-    throw new IdpError(409, "Conflict", `Fencing token ${fence} is older than token ${newer.fence}, already used on ${newer.account_user_id}`, "fenced_token");
+    throw new IdpError(
+      409,
+      "Conflict",
+      `Fencing token ${fence} is older than token ${newer.fence}, already used on ${newer.account_user_id}`,
+      "fenced_token",
+    );
   }
   await trx
     .insertInto("idp.fences")
     .values(accountIds.map((account_user_id) => ({ account_user_id, fence: fence.toString() })))
-    .onConflict((conflict) => conflict.column("account_user_id").doUpdateSet({ fence: sql`greatest(idp.fences.fence, excluded.fence)` }))
+    .onConflict((conflict) =>
+      conflict.column("account_user_id").doUpdateSet({ fence: sql`greatest(idp.fences.fence, excluded.fence)` }),
+    )
     .execute();
 }
 
-async function accountExists(trx: Transaction<Database>, accountId: string): Promise<boolean> {
-  return (await trx.selectFrom("idp.accounts").select("user_id").where("user_id", "=", accountId).executeTakeFirst()) !== undefined;
+async function accountExists(trx: Transaction<IdpDatabase>, accountId: string): Promise<boolean> {
+  return (
+    (await trx.selectFrom("idp.accounts").select("user_id").where("user_id", "=", accountId).executeTakeFirst()) !==
+    undefined
+  );
 }
 
-async function isLinkedUnder(trx: Transaction<Database>, accountId: string, provider: string, userId: string): Promise<boolean> {
+async function isLinkedUnder(
+  trx: Transaction<IdpDatabase>,
+  accountId: string,
+  provider: string,
+  userId: string,
+): Promise<boolean> {
   const row = await trx
     .selectFrom("idp.identities")
     .select("user_id")
@@ -152,7 +222,7 @@ async function isLinkedUnder(trx: Transaction<Database>, accountId: string, prov
   return row !== undefined;
 }
 
-async function identitiesOf(db: Kysely<Database>, accountId: string): Promise<IdpIdentity[]> {
+async function identitiesOf(db: Kysely<IdpDatabase>, accountId: string): Promise<IdpIdentity[]> {
   const rows = await db
     .selectFrom("idp.identities")
     .select(["provider", "user_id", "account_user_id"])

@@ -1,8 +1,9 @@
 import type { NextRequest } from "next/server";
-import { appDb } from "@/lib/db";
-import { parseJsonBody, respond } from "@/lib/http";
-import { changeLabSettings, requireLab } from "@/lib/lab";
-import { getLabSettings, labSettingsPatchSchema } from "@/lib/lab-settings";
+import { appDb } from "@/lib/core/db";
+import { parseJsonBody, respond } from "@/lib/web/http";
+import { changeLabSettings, requireLab } from "@/lib/lab/settings";
+import { labSettingsPatchSchema } from "@/lib/lab/settings-schema";
+import { getLabSettings } from "@/lib/lab/settings-store";
 
 export async function GET(): Promise<Response> {
   return respond(async () => {

@@ -1,10 +1,10 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { z } from "zod";
-import { appDb } from "@/lib/db";
-import { parseJsonBody, respond } from "@/lib/http";
-import { NotSignedIn, UserNotFound } from "@/lib/problems";
-import { createSessionValue, readSessionValue, sessionCookieName } from "@/lib/session";
-import { findUser, userIdSchema } from "@/lib/users";
+import { appDb } from "@/lib/core/db";
+import { parseJsonBody, respond } from "@/lib/web/http";
+import { NotSignedIn, UserNotFound } from "@/lib/core/problems";
+import { createSessionValue, readSessionValue, sessionCookieName } from "@/lib/web/session";
+import { findUser, userIdSchema } from "@/lib/switch/users";
 
 const bodySchema = z.strictObject({ userId: userIdSchema });
 
@@ -14,7 +14,11 @@ export async function POST(request: NextRequest): Promise<Response> {
     const { userId } = await parseJsonBody(request, bodySchema);
     if (!(await findUser(db, userId))) throw new UserNotFound(userId);
     const response = new NextResponse(null, { status: 204 });
-    response.cookies.set(sessionCookieName, await createSessionValue(db, userId), { httpOnly: true, sameSite: "lax", path: "/" });
+    response.cookies.set(sessionCookieName, await createSessionValue(db, userId), {
+      httpOnly: true,
+      sameSite: "lax",
+      path: "/",
+    });
     return response;
   });
 }

@@ -1,6 +1,6 @@
-import { appDb } from "@/lib/db";
-import { respond } from "@/lib/http";
-import { listUsers } from "@/lib/users";
+import { appDb } from "@/lib/core/db";
+import { respond } from "@/lib/web/http";
+import { listUsers } from "@/lib/switch/users";
 
 export async function GET(): Promise<Response> {
   return respond(async () => Response.json({ users: await listUsers(appDb()) }));

@@ -1,7 +1,7 @@
-import { auditConsistency } from "@/lib/audit";
-import { appDb } from "@/lib/db";
-import { respond } from "@/lib/http";
-import { requireLab } from "@/lib/lab";
+import { auditConsistency } from "@/lib/lab/audit";
+import { appDb } from "@/lib/core/db";
+import { respond } from "@/lib/web/http";
+import { requireLab } from "@/lib/lab/settings";
 
 export async function GET(): Promise<Response> {
   return respond(async () => {

@@ -1,11 +1,12 @@
 import type { NextRequest } from "next/server";
 import { z } from "zod";
-import { appDb } from "@/lib/db";
-import { parseJsonBody, respond } from "@/lib/http";
-import { appIdentityProvider as provider } from "@/lib/app-provider";
-import { fireBurst, requireLab } from "@/lib/lab";
-import { requireSessionFor, sessionCookieName } from "@/lib/session";
-import { identityIdSchema, userIdSchema } from "@/lib/users";
+import { appDb } from "@/lib/core/db";
+import { parseJsonBody, respond } from "@/lib/web/http";
+import { appIdentityProvider as provider } from "@/lib/web/app-provider";
+import { fireBurst } from "@/lib/lab/burst";
+import { requireLab } from "@/lib/lab/settings";
+import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
+import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
 
 const bodySchema = z.strictObject({
   userId: userIdSchema,

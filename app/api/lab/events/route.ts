@@ -1,15 +1,18 @@
 import type { NextRequest } from "next/server";
-import { appDb } from "@/lib/db";
-import { recentEvents } from "@/lib/events";
-import { parseOrThrow, respond } from "@/lib/http";
-import { requireLab } from "@/lib/lab";
-import { userIdSchema } from "@/lib/users";
+import { appDb } from "@/lib/core/db";
+import { recentEvents } from "@/lib/switch/events";
+import { parseOrThrow } from "@/lib/core/validation";
+import { respond } from "@/lib/web/http";
+import { requireLab } from "@/lib/lab/settings";
+import { userIdSchema } from "@/lib/switch/users";
 
 /** The lab's narration: take-overs, recoveries, fenced calls, lost leases, failed releases (newest first). */
 export async function GET(request: NextRequest): Promise<Response> {
   return respond(async () => {
     requireLab();
     const userId = request.nextUrl.searchParams.get("userId");
-    return Response.json({ events: await recentEvents(appDb(), userId === null ? undefined : parseOrThrow(userIdSchema, userId, "userId")) });
+    return Response.json({
+      events: await recentEvents(appDb(), userId === null ? undefined : parseOrThrow(userIdSchema, userId, "userId")),
+    });
   });
 }

@@ -1,6 +1,6 @@
-import { poolStats } from "@/lib/db";
-import { respond } from "@/lib/http";
-import { requireLab } from "@/lib/lab";
+import { poolStats } from "@/lib/core/db";
+import { respond } from "@/lib/web/http";
+import { requireLab } from "@/lib/lab/settings";
 
 // Answers from memory, without a connection: it must answer while the pool is exhausted.
 export async function GET(): Promise<Response> {

@@ -1,6 +1,6 @@
-import { respond } from "@/lib/http";
-import { requireLab } from "@/lib/lab";
-import { labPresets } from "@/lib/lab-presets";
+import { respond } from "@/lib/web/http";
+import { requireLab } from "@/lib/lab/settings";
+import { labPresets } from "@/lib/lab/presets";
 
 /** Named provider set-ups; apply one with `PUT /api/lab` and its `settings`. */
 export async function GET(): Promise<Response> {

@@ -1,5 +1,5 @@
-import { respond } from "@/lib/http";
-import { requireLab } from "@/lib/lab";
+import { respond } from "@/lib/web/http";
+import { requireLab } from "@/lib/lab/settings";
 import { fetchProviderState } from "@/lib/provider-sim/lab-client";
 
 export async function GET(): Promise<Response> {

@@ -1,6 +1,7 @@
-import { appDb } from "@/lib/db";
-import { respond } from "@/lib/http";
-import { requireLab, resetLab } from "@/lib/lab";
+import { appDb } from "@/lib/core/db";
+import { respond } from "@/lib/web/http";
+import { resetLab } from "@/lib/lab/reset";
+import { requireLab } from "@/lib/lab/settings";
 
 export async function POST(): Promise<Response> {
   return respond(async () => {

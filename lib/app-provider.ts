@@ -1,6 +1,0 @@
-import { config } from "./config";
-import { identityProviderClient } from "./identity-provider";
-import { providerFetch } from "./provider-sim/server";
-
-/** The provider client the app's routes use: configured base URL, the simulator kept in the path. */
-export const appIdentityProvider = identityProviderClient(config.identityProviderBaseUrl, providerFetch);

@@ -1,0 +1,57 @@
+import type { Kysely } from "kysely";
+import type pg from "pg";
+import { createDb } from "../../db/connection";
+import type { Database } from "../../db/schema";
+import { config } from "./config";
+
+interface AppDatabase {
+  db: Kysely<Database>;
+  pool: pg.Pool;
+}
+
+// One pool per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
+const holder = globalThis as typeof globalThis & { __leaseLockLabDb?: AppDatabase };
+
+export function appDatabase(): AppDatabase {
+  if (!holder.__leaseLockLabDb) {
+    if (!config.databaseUrl)
+      throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
+    holder.__leaseLockLabDb = createDb(config.databaseUrl, config.poolSize);
+  }
+  return holder.__leaseLockLabDb;
+}
+
+export const appDb = (): Kysely<Database> => appDatabase().db;
+
+export interface PoolStats {
+  size: number;
+  total: number;
+  idle: number;
+  inUse: number;
+  waiting: number;
+}
+
+/** This instance's pool, live: what `transaction` and `advisory` exhaust and `lease` does not. */
+export function poolStats(): PoolStats {
+  const { pool } = appDatabase();
+  return {
+    size: pool.options.max,
+    total: pool.totalCount,
+    idle: pool.idleCount,
+    inUse: pool.totalCount - pool.idleCount,
+    waiting: pool.waitingCount,
+  };
+}
+
+/**
+ * Applies the lab's pool size to this instance: pg-pool reads its `max` at every checkout; on a shrink,
+ * idle connections beyond it are closed (taken from the pool and destroyed), busy ones when returned.
+ */
+export async function applyPoolSize(size: number): Promise<void> {
+  const { pool } = appDatabase();
+  pool.options.max = size;
+  for (let surplus = Math.min(pool.totalCount - size, pool.idleCount); surplus > 0; surplus--) {
+    const client = await pool.connect();
+    client.release(true);
+  }
+}

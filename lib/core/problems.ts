@@ -1,0 +1,191 @@
+/**
+ * Typed domain errors. Each knows its HTTP status and RFC 9457 problem fields, so route handlers only
+ * map them (see `lib/web/http.ts`); nothing here depends on a web framework.
+ */
+const problemTypeBase = "https://lease-lock-lab.dev/problems";
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail: string,
+    readonly extensions: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  get type(): string {
+    return `${problemTypeBase}/${this.slug}`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { type: this.type, title: this.title, status: this.status, detail: this.detail, ...this.extensions };
+  }
+}
+
+/** A problem answered before and kept (an idempotency record), answered again exactly as it was. */
+export class ReplayedProblem extends Problem {
+  constructor(
+    status: number,
+    private readonly body: Record<string, unknown>,
+    headers: Record<string, string>,
+  ) {
+    super(status, "replayed", String(body.title ?? ""), String(body.detail ?? ""), {}, headers);
+  }
+
+  override get type(): string {
+    return String(this.body.type);
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return this.body;
+  }
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ValidationProblem extends Problem {
+  constructor(errors: FieldError[]) {
+    super(
+      400,
+      "validation",
+      "The request is not valid",
+      errors.map((error) => `${error.field}: ${error.message}`).join("; "),
+      { errors },
+    );
+  }
+}
+
+export class NotSignedIn extends Problem {
+  constructor() {
+    super(401, "not-signed-in", "Sign in first", "This call needs a session: POST /api/session with a demo user's id.");
+  }
+}
+
+export class NotYourUser extends Problem {
+  constructor() {
+    super(403, "forbidden", "Not your user", "A session may only read and change its own user.");
+  }
+}
+
+export class UserNotFound extends Problem {
+  constructor(userId: string) {
+    super(404, "user-not-found", "No such user", `There is no demo user "${userId}".`);
+  }
+}
+
+export class IdentityNotLinked extends Problem {
+  constructor(identityId: string, userId: string) {
+    super(
+      404,
+      "identity-not-linked",
+      "Identity not linked to this user",
+      `${identityId} is not one of ${userId}'s identities.`,
+    );
+  }
+}
+
+export class OperationInProgress extends Problem {
+  constructor(expiresAt: Date | null, remainingMs: number) {
+    super(
+      409,
+      "operation-in-progress",
+      "Another operation is already in progress",
+      "Another request holds this user's lease; try again when it ends.",
+      { expiresAt: expiresAt?.toISOString() ?? null },
+      { "Retry-After": String(Math.max(1, Math.ceil(remainingMs / 1000))) },
+    );
+  }
+}
+
+export class StaleWrite extends Problem {
+  constructor(userId: string) {
+    super(
+      409,
+      "stale-write",
+      "The user changed while this operation ran",
+      `Another write to ${userId} landed after this operation read it, so its result was not saved; the provider was already changed.`,
+    );
+  }
+}
+
+export type ProviderStep = "unlink" | "link";
+
+export class ProviderStepFailed extends Problem {
+  constructor(step: ProviderStep, providerStatus: number | null, providerMessage: string) {
+    super(
+      502,
+      "provider-failed",
+      "The identity provider failed a step",
+      `The ${step} call failed: ${providerMessage}`,
+      { step, providerStatus },
+    );
+  }
+}
+
+export class ProviderDeadlineExceeded extends Problem {
+  constructor(step: ProviderStep) {
+    super(
+      504,
+      "provider-deadline",
+      "The lease's deadline ran out",
+      `The ${step} call did not answer before the lease's deadline.`,
+      { step },
+    );
+  }
+}
+
+export class LabDisabled extends Problem {
+  constructor() {
+    super(404, "lab-disabled", "The lab is switched off", "This instance runs with LAB_ENABLED=false.");
+  }
+}
+
+export class LeaseLost extends Problem {
+  constructor(beforeStep: string) {
+    super(
+      409,
+      "lease-lost",
+      "The lease was lost",
+      `This operation's lease expired and may have been taken over before the ${beforeStep} step, so it stopped.`,
+      { step: beforeStep },
+    );
+  }
+}
+
+export class FencedOff extends Problem {
+  constructor(step: ProviderStep | "recover", providerMessage: string) {
+    super(
+      409,
+      "fenced",
+      "The provider refused a stale fencing token",
+      `The ${step} call was refused: ${providerMessage}`,
+      { step },
+    );
+  }
+}
+
+export class IdempotencyKeyReused extends Problem {
+  constructor() {
+    super(
+      422,
+      "idempotency-key-reused",
+      "Idempotency-Key reused with a different request",
+      "This key was already used for another request body.",
+    );
+  }
+}
+
+export class RecoveryFailed extends Problem {
+  constructor(detail: string, providerStatus: number | null) {
+    super(502, "recovery-failed", "A half-done switch could not be recovered", detail, {
+      step: "recover",
+      providerStatus,
+    });
+  }
+}

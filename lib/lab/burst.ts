@@ -1,0 +1,58 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { IdentityNotLinked, Problem, UserNotFound } from "../core/problems";
+import type { IdentityProviderClient } from "../provider/client";
+import { identitiesOf } from "../switch/users";
+import { auditConsistency, type UserAudit } from "./audit";
+import { promote } from "./promote";
+
+export interface BurstRequest {
+  userId: string;
+  count: number;
+  /** Every request targets this identity; without it, each picks one of the user's identities at random. */
+  identityId?: string;
+}
+
+export interface BurstReport {
+  counts: Record<string, number>;
+  results: { identityId: string; status: number; operationId?: string; problem?: string }[];
+  audit: UserAudit;
+  consistent: boolean;
+}
+
+/** Fires `count` switches for one user at the same moment, in this process, and summarises them. */
+export async function fireBurst(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  request: BurstRequest,
+): Promise<BurstReport> {
+  const identities = await identitiesOf(db, request.userId);
+  if (identities.length === 0) throw new UserNotFound(request.userId);
+  if (request.identityId && !identities.some((identity) => identity.id === request.identityId)) {
+    throw new IdentityNotLinked(request.identityId, request.userId);
+  }
+  const targets = Array.from(
+    { length: request.count },
+    () => request.identityId ?? identities[Math.floor(Math.random() * identities.length)]!.id,
+  );
+  const settled = await Promise.allSettled(
+    targets.map((identityId) => promote(db, provider, { userId: request.userId, identityId })),
+  );
+
+  const results = settled.map((outcome, index) => {
+    const identityId = targets[index]!;
+    if (outcome.status === "fulfilled") return { identityId, status: 200, operationId: outcome.value.operationId };
+    const problem = outcome.reason instanceof Problem ? outcome.reason : null;
+    if (!problem) console.error("[burst] unexpected failure:", outcome.reason);
+    return { identityId, status: problem?.status ?? 500, problem: problem?.title ?? "Internal error" };
+  });
+  const counts: Record<string, number> = {};
+  for (const result of results) counts[result.status] = (counts[result.status] ?? 0) + 1;
+  const report = await auditConsistency(db);
+  return {
+    counts,
+    results,
+    audit: report.users.find((user) => user.userId === request.userId)!,
+    consistent: report.consistent,
+  };
+}

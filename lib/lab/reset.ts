@@ -1,0 +1,13 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { seedAppData } from "../../db/seed";
+import { applyPoolSize } from "../core/db";
+import { resetProvider } from "../provider-sim/lab-client";
+import { defaultLabSettings } from "./settings-schema";
+
+/** Everything back to the seed: users, identities, leases, settings, provider state and its call log. */
+export async function resetLab(db: Kysely<Database>): Promise<void> {
+  await seedAppData(db);
+  await resetProvider();
+  await applyPoolSize(defaultLabSettings.poolSize);
+}

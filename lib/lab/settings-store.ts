@@ -1,0 +1,76 @@
+/**
+ * The lab's settings as stored: one JSON document in the database, so every tab and every app instance
+ * shares them. A change is validated whole (some rules span several fields).
+ */
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { config } from "../core/config";
+import { parseOrThrow } from "../core/validation";
+import { deepMerge } from "./deep-merge";
+import {
+  defaultLabSettings,
+  labSettingsSchema,
+  type LabSettings,
+  type ProviderEndpoint,
+  type ScriptedOutcome,
+  type StallPoint,
+} from "./settings-schema";
+
+/** The settings in force; with the lab switched off, always the defaults. */
+export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings> {
+  if (!config.labEnabled) return defaultLabSettings;
+  const row = await db.selectFrom("lab_settings").select("settings").executeTakeFirst();
+  return row ? settingsFrom(row.settings) : defaultLabSettings;
+}
+
+export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
+  const next = parseOrThrow(labSettingsSchema, deepMerge(await getLabSettings(db), patch), "body");
+  await db
+    .insertInto("lab_settings")
+    .values({ settings: JSON.stringify(next) })
+    .onConflict((conflict) => conflict.column("id").doUpdateSet({ settings: JSON.stringify(next) }))
+    .execute();
+  return next;
+}
+
+/**
+ * Takes a one-shot setting (a scripted outcome, a stall): reads it and writes the settings without it
+ * under a row lock, so that each is used exactly once, whichever app instance uses it.
+ */
+async function takeOneShot<T>(
+  db: Kysely<Database>,
+  take: (settings: LabSettings) => { value: T; rest: LabSettings } | null,
+): Promise<T | null> {
+  if (!config.labEnabled) return null;
+  return db.transaction().execute(async (trx) => {
+    const row = await sql<{ settings: unknown }>`SELECT settings FROM lab_settings FOR UPDATE`.execute(trx);
+    if (!row.rows[0]) return null;
+    const taken = take(settingsFrom(row.rows[0].settings));
+    if (!taken) return null;
+    await trx
+      .updateTable("lab_settings")
+      .set({ settings: JSON.stringify(taken.rest) })
+      .execute();
+    return taken.value;
+  });
+}
+
+export function takeScriptedOutcome(db: Kysely<Database>, endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null> {
+  return takeOneShot(db, (settings) => {
+    const [next, ...rest] = settings.provider.script[endpoint];
+    return next ? { value: next, rest: deepMerge(settings, { provider: { script: { [endpoint]: rest } } }) } : null;
+  });
+}
+
+export function takeStall(db: Kysely<Database>): Promise<{ at: StallPoint; ms: number } | null> {
+  return takeOneShot(db, (settings) => {
+    const stall = settings.faults.stall;
+    return stall ? { value: stall, rest: deepMerge(settings, { faults: { stall: null } }) } : null;
+  });
+}
+
+// Stored settings from an older shape fall back to the defaults field by field.
+function settingsFrom(stored: unknown): LabSettings {
+  const parsed = labSettingsSchema.safeParse(deepMerge(defaultLabSettings, stored));
+  return parsed.success ? parsed.data : defaultLabSettings;
+}

@@ -1,0 +1,97 @@
+/**
+ * The strategies the lab runs side by side: the product's lease, and the textbook's wrong answers to
+ * "only one switch per user at a time", each a `Guard` for the same switch steps.
+ */
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { StaleWrite, UserNotFound } from "../core/problems";
+import { Deadline } from "../lease";
+import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
+import { leaseGuard } from "../switch/lease-guard";
+import { readVersion, saveUser, type User } from "../switch/users";
+import { labFaultHooks } from "./faults";
+import type { LabSettings, Strategy } from "./settings-schema";
+
+/** The guard the settings ask for, with the lab's faults wired into the lease's hooks. */
+export function guardFor(db: Kysely<Database>, settings: LabSettings): Guard {
+  const timeoutMs = settings.leaseTtlMs;
+  const guards: Record<Strategy, () => Guard> = {
+    lease: () =>
+      leaseGuard({
+        ttlMs: settings.leaseTtlMs,
+        safeguards: settings.leaseSafeguards,
+        hooks: labFaultHooks(db, settings),
+      }),
+    none: () => noGuard(timeoutMs),
+    transaction: () => transactionGuard(timeoutMs),
+    advisory: () => advisoryGuard(timeoutMs),
+    optimistic: () => optimisticGuard(timeoutMs),
+  };
+  return guards[settings.strategy]();
+}
+
+const plainSave = (db: Kysely<Database>) => async (user: User, primaryIdentityId: string) => {
+  await saveUser(db, { ...user, primaryIdentityId });
+};
+
+/** Runs `body` under a deadline of `budgetMs` (the TTL: these strategies have no lease to bound it). */
+async function withDeadline<T>(budgetMs: number, body: (deadline: Deadline) => Promise<T>): Promise<T> {
+  const deadline = new Deadline(budgetMs);
+  try {
+    return await body(deadline);
+  } finally {
+    deadline.dispose();
+  }
+}
+
+const section = (db: Kysely<Database>, deadline: Deadline, savePrimary = plainSave(db)): GuardedSection => ({
+  db,
+  deadline,
+  savePrimary,
+  ...unjournaled,
+});
+
+/** No guard at all: the race is there to be seen. */
+const noGuard = (timeoutMs: number): Guard => ({
+  run: ({ db }, body) => withDeadline(timeoutMs, (deadline) => body(section(db, deadline))),
+});
+
+/**
+ * The `@Transactional` answer: a row lock held by an open transaction around the slow calls. Correct,
+ * but every request (the waiting ones too) holds a pooled connection for the whole time.
+ */
+const transactionGuard = (timeoutMs: number): Guard => ({
+  run: ({ db, userId }, body) =>
+    db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom("users").select("id").where("id", "=", userId).forUpdate().executeTakeFirst();
+      if (!row) throw new UserNotFound(userId);
+      return withDeadline(timeoutMs, (deadline) => body(section(trx, deadline)));
+    }),
+});
+
+/** A transaction-scoped advisory lock on the user: the same connection cost as `transaction`. */
+const advisoryGuard = (timeoutMs: number): Guard => ({
+  run: ({ db, userId }, body) =>
+    db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${`users.identity_action:${userId}`}))`.execute(trx);
+      return withDeadline(timeoutMs, (deadline) => body(section(trx, deadline)));
+    }),
+});
+
+/**
+ * Optimistic concurrency: remember the row's version, do the work, write only if the version is
+ * unchanged. It detects the lost race, but only after the provider has been changed.
+ */
+const optimisticGuard = (timeoutMs: number): Guard => ({
+  async run({ db, userId }, body) {
+    const version = await readVersion(db, userId);
+    if (version === null) throw new UserNotFound(userId);
+    return withDeadline(timeoutMs, (deadline) =>
+      body(
+        section(db, deadline, async (user, primaryIdentityId) => {
+          if (!(await saveUser(db, { ...user, primaryIdentityId }, version))) throw new StaleWrite(userId);
+        }),
+      ),
+    );
+  },
+});

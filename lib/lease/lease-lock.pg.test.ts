@@ -1,0 +1,125 @@
+import { sql } from "kysely";
+import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { createDb } from "../../db/connection";
+import { identityActionLease } from "../switch/identity-action-lease";
+import type { Acquisition, LeaseHandle } from "./lease-lock";
+
+const CONTENDERS = 50;
+const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5);
+
+afterAll(() => db.destroy());
+
+async function clearLease(userId: string): Promise<void> {
+  await sql`UPDATE users SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL WHERE id = ${userId}`.execute(
+    db,
+  );
+}
+
+/** Moves the lease's expiry into the past, as if its holder had stalled or died that long ago. */
+async function expireLease(userId: string): Promise<void> {
+  await sql`UPDATE users SET identity_action_locked_until = now() - interval '1 millisecond' WHERE id = ${userId}`.execute(
+    db,
+  );
+}
+
+function held(result: Acquisition): LeaseHandle {
+  if (!result.acquired) throw new Error(`expected to acquire, got ${result.reason}`);
+  return result.lease;
+}
+
+describe("lease lock on real PostgreSQL", () => {
+  beforeEach(() => clearLease("ada"));
+
+  it("lets exactly one of 50 truly concurrent acquirers on separate connections win; every loser learns the winner's expiry in the same statement", async () => {
+    const results = await Promise.all(
+      Array.from({ length: CONTENDERS }, () => identityActionLease.acquire(db, "ada", { ttlMs: 10_000 })),
+    );
+    // The pool opened a connection per contender: the 50 UPDATEs really raced inside PostgreSQL.
+    expect(pool.totalCount).toBeGreaterThanOrEqual(CONTENDERS);
+    const winners = results.filter((result) => result.acquired);
+    expect(winners).toHaveLength(1);
+    const winner = held(winners[0]!);
+    for (const loser of results.filter((result) => !result.acquired)) {
+      expect(loser).toMatchObject({ acquired: false, reason: "held", heldUntil: winner.expiresAt });
+    }
+  });
+
+  it("stores the expiry the holder chose, on the database clock", async () => {
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
+    const { rows } = await sql<{
+      expected: Date;
+    }>`SELECT identity_action_locked_at + interval '10 seconds' AS expected FROM users WHERE id = 'ada'`.execute(db);
+    expect(lease.expiresAt).toEqual(rows[0]!.expected);
+    expect(lease.remainingMs).toBeGreaterThan(9_000);
+    expect(lease.remainingMs).toBeLessThanOrEqual(10_000);
+    // Another reader, whatever TTL it would use, sees the same expiry: it is stored, not computed.
+    expect(await identityActionLease.inspect(db, "ada")).toMatchObject({
+      held: true,
+      expiresAt: lease.expiresAt,
+      token: lease.token,
+      fence: lease.fence,
+    });
+  });
+
+  it("takes over an expired lease; the old owner's late release then reports not held and clears nothing", async () => {
+    const first = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    expect((await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 })).acquired).toBe(false);
+
+    await expireLease("ada");
+    const second = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    expect(second.fence).toBe(first.fence + 1n);
+
+    expect(await first.holds()).toBe(false);
+    expect(await first.release()).toBe(false);
+    expect(await identityActionLease.inspect(db, "ada")).toMatchObject({ held: true, token: second.token });
+    expect(await second.release()).toBe(true);
+    expect(await identityActionLease.inspect(db, "ada")).toMatchObject({
+      held: false,
+      lockedAt: null,
+      expiresAt: null,
+      token: null,
+      remainingMs: 0,
+    });
+  });
+
+  it("grows the fence by one at every acquisition", async () => {
+    const fences: bigint[] = [];
+    for (let round = 0; round < 3; round++) {
+      const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
+      fences.push(lease.fence);
+      await lease.release();
+    }
+    expect(fences[1]).toBe(fences[0]! + 1n);
+    expect(fences[2]).toBe(fences[1]! + 1n);
+  });
+
+  it("renews only its own unexpired lease, extends the expiry only, and never past the hold cap", async () => {
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, maxHoldMs: 1_500 }));
+    const { lockedAt } = (await identityActionLease.inspect(db, "ada"))!;
+    const firstExpiry = lease.expiresAt;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await lease.renew()).toBe(true);
+    expect(lease.expiresAt.getTime()).toBeGreaterThan(firstExpiry.getTime());
+    expect(lease.expiresAt.getTime()).toBeLessThanOrEqual(lockedAt!.getTime() + 1_500);
+    // `locked_at` still says when the lease was taken.
+    expect((await identityActionLease.inspect(db, "ada"))!.lockedAt).toEqual(lockedAt);
+
+    await expireLease("ada");
+    expect(await lease.renew()).toBe(false);
+  });
+
+  it("keeps a lease for an outcome still unknown, past the hold cap, only while it is its own", async () => {
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, maxHoldMs: 1_000 }));
+    expect(await lease.holdFor(5_000)).toBe(true);
+    expect(lease.remainingMs).toBeGreaterThan(4_000);
+    await expireLease("ada");
+    expect(await lease.holdFor(5_000)).toBe(false);
+  });
+
+  it("reports a missing row as not found", async () => {
+    expect(await identityActionLease.acquire(db, "nobody", { ttlMs: 1_000 })).toEqual({
+      acquired: false,
+      reason: "not-found",
+    });
+  });
+});

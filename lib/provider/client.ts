@@ -1,0 +1,152 @@
+/**
+ * The typed client for the identity provider's Management API (Auth0-shaped). Every call carries the
+ * operation's id (and its fencing token, when it has one) and the caller's AbortSignal, so a call can
+ * never outlive the deadline its caller set.
+ */
+import { identityIdOf, splitIdentityId } from "../../db/schema";
+import { config } from "../core/config";
+import { sleep, type Deadline } from "../lease/deadline";
+
+/** The provider's answers as Auth0 spells them: these field names go no further than the provider's clients. */
+interface RawIdentity {
+  provider: string;
+  user_id: string;
+}
+
+export interface RawAccount {
+  user_id: string;
+  identities: RawIdentity[];
+}
+
+/** An account at the provider, in the app's words: its own (primary) identity first. */
+export interface ProviderAccount {
+  accountId: string;
+  identityIds: string[];
+}
+
+export const accountFromProvider = (raw: RawAccount): ProviderAccount => ({
+  accountId: raw.user_id,
+  identityIds: raw.identities.map((identity) => identityIdOf(identity.provider, identity.user_id)),
+});
+
+export interface ProviderCallContext {
+  operationId: string;
+  /** Every attempt carries its signal; retries stop when the next one would pass it. */
+  deadline: Deadline;
+  fence?: bigint;
+}
+
+export type ProviderFailureKind = "http" | "network" | "deadline";
+
+export class ProviderCallError extends Error {
+  constructor(
+    readonly kind: ProviderFailureKind,
+    readonly status: number | null,
+    message: string,
+    /** From a 429's Retry-After header. */
+    readonly retryAfterMs: number | null = null,
+    /** Auth0's machine-readable error code, e.g. `identity_conflict`, `fenced_token`. */
+    readonly errorCode: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Failures worth another attempt: the provider said "later" (429, 503) or never answered. */
+const isRetryable = (error: ProviderCallError): boolean =>
+  error.kind === "network" || error.status === 429 || error.status === 503;
+const maxAttempts = 4;
+
+/** Exponential backoff with jitter, never shorter than what the provider's Retry-After asked for. */
+export function backoffMs(attempt: number, retryAfterMs: number | null, random: () => number = Math.random): number {
+  const exponential = 100 * 2 ** (attempt - 1) * (0.5 + random() / 2);
+  return Math.max(retryAfterMs ?? 0, Math.round(exponential));
+}
+
+/** `fetchImpl` is how requests leave the process (the app passes one that keeps the simulator in the path). */
+export function identityProviderClient(baseUrl = config.identityProviderBaseUrl, fetchImpl: typeof fetch = fetch) {
+  async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown): Promise<T> {
+    const headers: Record<string, string> = { "X-Operation-Id": context.operationId };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
+    const signal = context.deadline.signal;
+    try {
+      const response = await fetchImpl(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+      const payload: unknown = await response.json().catch(() => null);
+      if (!response.ok) {
+        const { message, errorCode } = (payload ?? {}) as { message?: unknown; errorCode?: unknown };
+        throw new ProviderCallError(
+          "http",
+          response.status,
+          typeof message === "string" ? message : response.statusText,
+          retryAfterMs(response),
+          typeof errorCode === "string" ? errorCode : null,
+        );
+      }
+      return payload as T;
+    } catch (error) {
+      if (error instanceof ProviderCallError) throw error;
+      if (signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline");
+      throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** One logical call: retried with backoff while the failure is retryable and the deadline allows. */
+  async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
+    for (let number = 1; ; number++) {
+      try {
+        return await attempt<T>(method, path, context, body);
+      } catch (error) {
+        if (!(error instanceof ProviderCallError) || !isRetryable(error) || number >= maxAttempts) throw error;
+        const waitMs = backoffMs(number, error.retryAfterMs);
+        if (waitMs >= context.deadline.remainingMs()) {
+          throw new ProviderCallError(
+            "deadline",
+            error.status,
+            `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`,
+          );
+        }
+        await sleep(waitMs, context.deadline.signal).catch(() => {
+          throw new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry");
+        });
+      }
+    }
+  }
+
+  const encode = encodeURIComponent;
+  return {
+    getAccount: async (accountId: string, context: ProviderCallContext): Promise<ProviderAccount> =>
+      accountFromProvider(await call<RawAccount>("GET", `/api/v2/users/${encode(accountId)}`, context)),
+
+    /** Unlinks `identityId` from the account `primaryId`; it becomes an account of its own. */
+    unlinkIdentity: async (primaryId: string, identityId: string, context: ProviderCallContext): Promise<void> => {
+      const { provider, providerUserId } = splitIdentityId(identityId);
+      await call<RawIdentity[]>(
+        "DELETE",
+        `/api/v2/users/${encode(primaryId)}/identities/${encode(provider)}/${encode(providerUserId)}`,
+        context,
+      );
+    },
+
+    /** Links the account `secondaryId` (and all linked under it) under the account `primaryId`. */
+    linkAccount: async (primaryId: string, secondaryId: string, context: ProviderCallContext): Promise<void> => {
+      const { provider, providerUserId } = splitIdentityId(secondaryId);
+      await call<RawIdentity[]>("POST", `/api/v2/users/${encode(primaryId)}/identities`, context, {
+        provider,
+        user_id: providerUserId,
+      });
+    },
+  };
+}
+
+export type IdentityProviderClient = ReturnType<typeof identityProviderClient>;
+
+function retryAfterMs(response: Response): number | null {
+  const seconds = Number(response.headers.get("Retry-After"));
+  return response.headers.has("Retry-After") && Number.isFinite(seconds) ? seconds * 1000 : null;
+}

@@ -1,0 +1,35 @@
+/** What happened, in words, for the page: take-overs, recoveries, fenced calls, lost leases, failed releases. */
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+
+export type EventKind = "lease-taken-over" | "recovered" | "fenced" | "lease-lost" | "release-failed";
+
+export interface OperationEvent {
+  at: string;
+  userId: string;
+  operationId: string | null;
+  kind: EventKind;
+  message: string;
+}
+
+export async function recordEvent(db: Kysely<Database>, event: Omit<OperationEvent, "at">): Promise<void> {
+  await db
+    .insertInto("operation_events")
+    .values({ user_id: event.userId, operation_id: event.operationId, kind: event.kind, message: event.message })
+    .execute();
+}
+
+export async function recentEvents(db: Kysely<Database>, userId?: string): Promise<OperationEvent[]> {
+  let query = db.selectFrom("operation_events").selectAll().orderBy("id", "desc").limit(30);
+  if (userId) query = query.where("user_id", "=", userId);
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    at: row.at.toISOString(),
+    userId: row.user_id,
+    operationId: row.operation_id,
+    kind: row.kind as EventKind,
+    message: row.message,
+  }));
+}
+
+export const shortId = (operationId: string): string => operationId.slice(0, 8);

@@ -1,0 +1,46 @@
+/**
+ * How the switch's steps are kept apart from a concurrent switch for the same user. A guard runs the
+ * steps' body with the database handle to use, the deadline that bounds the provider calls, the save and
+ * the checkpoints; the steps themselves (switch-primary.ts) never ask which guard is in force.
+ */
+import type { Kysely } from "kysely";
+import type { Database, JournalStep } from "../../db/schema";
+import type { Deadline } from "../lease";
+import type { JournalEntry } from "./journal";
+import type { User } from "./users";
+
+export interface GuardRequest {
+  db: Kysely<Database>;
+  userId: string;
+  operationId: string;
+  /** The identity the operation means to make primary: part of the lease's recorded intent. */
+  targetIdentityId: string;
+}
+
+export interface GuardedSection {
+  db: Kysely<Database>;
+  /** Every provider call made inside the section carries its signal. */
+  deadline: Deadline;
+  /** The lease's fencing token, for guards that have one. */
+  fence?: bigint;
+  savePrimary(user: User, primaryIdentityId: string): Promise<void>;
+  /** Switches that earlier holders left unfinished, to reconcile before doing anything else. */
+  leftovers: JournalEntry[];
+  markRecovered(entry: JournalEntry, message: string): Promise<void>;
+  /**
+   * Records the step just reached (with the primary the switch starts from, at `acquired`) and, before
+   * the next irreversible step, makes sure the guard still holds.
+   */
+  reached(step: JournalStep, fromIdentityId?: string): Promise<void>;
+}
+
+export interface Guard {
+  run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>): Promise<T>;
+}
+
+/** The parts of a section that only a journaling guard (the lease) fills in. */
+export const unjournaled = {
+  leftovers: [],
+  markRecovered: async () => undefined,
+  reached: async () => undefined,
+} satisfies Partial<GuardedSection>;

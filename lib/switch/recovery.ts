@@ -1,0 +1,88 @@
+/**
+ * Settling a switch an earlier holder left unfinished (after a crash, a timeout, a late answer): read
+ * both accounts at the provider, finish the switch where it got past the unlink, and record the local
+ * primary the provider now has.
+ */
+import { RecoveryFailed } from "../core/problems";
+import {
+  ProviderCallError,
+  type IdentityProviderClient,
+  type ProviderAccount,
+  type ProviderCallContext,
+} from "../provider/client";
+import { shortId } from "./events";
+import type { GuardedSection } from "./guard";
+import type { JournalEntry } from "./journal";
+import { linkTolerant, problemFor } from "./provider-steps";
+import { findUser } from "./users";
+
+export async function recoverSwitch(
+  section: GuardedSection,
+  provider: IdentityProviderClient,
+  context: ProviderCallContext,
+  entry: JournalEntry,
+): Promise<void> {
+  const { fromIdentityId: from, toIdentityId: to } = entry;
+  const leftBy =
+    entry.endedWith === null
+      ? "left by a crash"
+      : `left by operation ${shortId(entry.operationId)} (${entry.endedWith})`;
+  const recovered = (action: string) =>
+    section.markRecovered(entry, `Recovered switch from ${from} to ${to} ${leftBy}: ${action}.`);
+  // Saved (or never meant to change anything): the journal alone says it is complete.
+  if (entry.step === "saved" || from === to) return recovered("it had already finished");
+  try {
+    const [fromAccount, toAccount] = [
+      await accountOrNull(provider, from, context),
+      await accountOrNull(provider, to, context),
+    ];
+    if (holds(toAccount, from)) {
+      await saveRecoveredPrimary(section, entry, to);
+      return recovered("the provider had finished it; saved the new primary");
+    }
+    if (holds(fromAccount, to)) return recovered("the provider never changed; nothing to undo");
+    if (fromAccount && toAccount) {
+      await linkTolerant(provider, to, from, context);
+      await saveRecoveredPrimary(section, entry, to);
+      return recovered("it was unlinked but not linked; finished the link");
+    }
+    return recovered("the provider no longer has either account as the journal expects; left for the audit");
+  } catch (error) {
+    if (!(error instanceof ProviderCallError)) throw error;
+    throw problemFor(
+      section,
+      "recover",
+      error,
+      () =>
+        new RecoveryFailed(
+          `Recovering the switch from ${from} to ${to} ${leftBy} failed: ${error.message}`,
+          error.status,
+        ),
+    );
+  }
+}
+
+async function accountOrNull(
+  provider: IdentityProviderClient,
+  accountId: string,
+  context: ProviderCallContext,
+): Promise<ProviderAccount | null> {
+  try {
+    return await provider.getAccount(accountId, context);
+  } catch (error) {
+    if (error instanceof ProviderCallError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+const holds = (account: ProviderAccount | null, identityId: string): boolean =>
+  account?.identityIds.includes(identityId) ?? false;
+
+async function saveRecoveredPrimary(
+  section: GuardedSection,
+  entry: JournalEntry,
+  primaryIdentityId: string,
+): Promise<void> {
+  const user = await findUser(section.db, entry.userId);
+  if (user && user.primaryIdentityId !== primaryIdentityId) await section.savePrimary(user, primaryIdentityId);
+}

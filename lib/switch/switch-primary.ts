@@ -1,0 +1,85 @@
+/**
+ * The operation: promote one of a user's linked identities to primary. At the provider that is two
+ * non-atomic calls (unlink the target from the current primary, then link the old primary under the
+ * target), so concurrent runs for one user must be kept apart. The steps are written once; a guard
+ * (lease-guard.ts, or the lab's wrong strategies) only decides how they are kept apart.
+ */
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { IdentityNotLinked, UserNotFound } from "../core/problems";
+import type { IdentityProviderClient, ProviderCallContext } from "../provider/client";
+import type { Guard } from "./guard";
+import { withIdempotencyKey } from "./idempotency";
+import { linkTolerant, providerStep } from "./provider-steps";
+import { recoverSwitch } from "./recovery";
+import { findIdentityOf, findUser } from "./users";
+
+export interface PromoteRequest {
+  userId: string;
+  identityId: string;
+  /** Given by callers that must know the id before the answer (idempotent requests). */
+  operationId?: string;
+}
+
+export interface PromoteResult {
+  primaryIdentityId: string;
+  changed: boolean;
+  operationId: string;
+}
+
+export async function promoteToPrimary(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  guard: Guard,
+  request: PromoteRequest,
+): Promise<PromoteResult> {
+  const { userId, identityId } = request;
+  if (!(await findIdentityOf(db, userId, identityId))) {
+    throw (await findUser(db, userId)) ? new IdentityNotLinked(identityId, userId) : new UserNotFound(userId);
+  }
+
+  const operationId = request.operationId ?? randomUUID();
+  const outcome = await guard.run({ db, userId, operationId, targetIdentityId: identityId }, async (section) => {
+    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    // Whatever an earlier holder left half-done is settled first, against what the provider says.
+    for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
+
+    // Read inside the guarded section: state read before it may already be stale.
+    const user = await findUser(section.db, userId);
+    if (!user) throw new UserNotFound(userId);
+    await section.reached("acquired", user.primaryIdentityId);
+    if (user.primaryIdentityId === identityId) return { primaryIdentityId: identityId, changed: false };
+
+    await providerStep(section, "unlink", () => provider.unlinkIdentity(user.primaryIdentityId, identityId, context));
+    await section.reached("unlinked");
+    await providerStep(section, "link", () => linkTolerant(provider, identityId, user.primaryIdentityId, context));
+    await section.reached("linked");
+    await section.savePrimary(user, identityId);
+    await section.reached("saved");
+    return { primaryIdentityId: identityId, changed: true };
+  });
+  return { ...outcome, operationId };
+}
+
+/**
+ * `promoteToPrimary` under an Idempotency-Key: a repeat gets the first answer without calling the
+ * provider again. A claim is stale (its request died) after `staleAfterMs`, when no lease it could
+ * hold can still be alive.
+ */
+export function promoteToPrimaryOnce(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  guard: Guard,
+  request: PromoteRequest & { idempotencyKey: string; staleAfterMs: number },
+): Promise<PromoteResult> {
+  const scope = {
+    userId: request.userId,
+    key: request.idempotencyKey,
+    request: { identityId: request.identityId },
+    staleAfterMs: request.staleAfterMs,
+  };
+  return withIdempotencyKey(db, scope, (operationId) =>
+    promoteToPrimary(db, provider, guard, { ...request, operationId }),
+  );
+}

@@ -1,0 +1,124 @@
+import type { Kysely } from "kysely";
+import { z } from "zod";
+import type { Database } from "../../db/schema";
+import { identityActionLease } from "./identity-action-lease";
+
+/** A user as the rest of the code reads and writes it: the lease columns are not part of it. */
+export interface User {
+  id: string;
+  displayName: string;
+  primaryIdentityId: string;
+}
+
+export interface Identity {
+  id: string;
+  provider: string;
+  providerUserId: string;
+  label: string;
+}
+
+export interface UserView extends User {
+  identities: (Identity & { isPrimary: boolean })[];
+  lease: { held: boolean; expiresAt: string | null };
+  /** While the lease is held: the running switch and the last step it reached (from its journal). */
+  operation: { operationId: string; fromIdentityId: string; toIdentityId: string; step: string } | null;
+}
+
+export const userIdSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,62}$/, "must be a demo user's id (lowercase letters, digits, dashes)");
+export const identityIdSchema = z
+  .string()
+  .max(255)
+  .regex(/^[a-z0-9-]+\|[^|\s]+$/, 'must look like "provider|providerUserId", e.g. "github|8812"');
+
+export async function listUsers(db: Kysely<Database>): Promise<Pick<User, "id" | "displayName">[]> {
+  const rows = await db.selectFrom("users").select(["id", "display_name"]).orderBy("display_name").execute();
+  return rows.map((row) => ({ id: row.id, displayName: row.display_name }));
+}
+
+export async function findUser(db: Kysely<Database>, userId: string): Promise<User | null> {
+  const row = await db
+    .selectFrom("users")
+    .select(["id", "display_name", "primary_identity_id"])
+    .where("id", "=", userId)
+    .executeTakeFirst();
+  return row ? { id: row.id, displayName: row.display_name, primaryIdentityId: row.primary_identity_id } : null;
+}
+
+/**
+ * Writes the user's own fields and bumps its version; never the lease, which only the lease lock
+ * (lib/switch/identity-action-lease.ts) writes. With `expectedVersion`, writes only if nobody else wrote since that version was read.
+ * Returns whether the row was written.
+ */
+export async function saveUser(db: Kysely<Database>, user: User, expectedVersion?: number): Promise<boolean> {
+  let update = db
+    .updateTable("users")
+    .set((eb) => ({
+      display_name: user.displayName,
+      primary_identity_id: user.primaryIdentityId,
+      version: eb("version", "+", 1),
+    }))
+    .where("id", "=", user.id);
+  if (expectedVersion !== undefined) update = update.where("version", "=", expectedVersion);
+  return (await update.executeTakeFirst()).numUpdatedRows === 1n;
+}
+
+export async function readVersion(db: Kysely<Database>, userId: string): Promise<number | null> {
+  const row = await db.selectFrom("users").select("version").where("id", "=", userId).executeTakeFirst();
+  return row?.version ?? null;
+}
+
+export async function identitiesOf(db: Kysely<Database>, userId: string): Promise<Identity[]> {
+  const rows = await db
+    .selectFrom("identities")
+    .select(["id", "provider", "provider_user_id", "label"])
+    .where("user_id", "=", userId)
+    .orderBy("position")
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    provider: row.provider,
+    providerUserId: row.provider_user_id,
+    label: row.label,
+  }));
+}
+
+export async function findIdentityOf(
+  db: Kysely<Database>,
+  userId: string,
+  identityId: string,
+): Promise<Identity | null> {
+  return (await identitiesOf(db, userId)).find((identity) => identity.id === identityId) ?? null;
+}
+
+export async function getUserView(db: Kysely<Database>, userId: string): Promise<UserView | null> {
+  const [user, identities, lease] = await Promise.all([
+    findUser(db, userId),
+    identitiesOf(db, userId),
+    identityActionLease.inspect(db, userId),
+  ]);
+  if (!user || !lease) return null;
+  const running = lease.held
+    ? await db
+        .selectFrom("switch_journal")
+        .select(["operation_id", "from_identity_id", "to_identity_id", "step"])
+        .where("user_id", "=", userId)
+        .orderBy("id", "desc")
+        .limit(1)
+        .executeTakeFirst()
+    : undefined;
+  return {
+    ...user,
+    identities: identities.map((identity) => ({ ...identity, isPrimary: identity.id === user.primaryIdentityId })),
+    lease: { held: lease.held, expiresAt: lease.held ? (lease.expiresAt?.toISOString() ?? null) : null },
+    operation: running
+      ? {
+          operationId: running.operation_id,
+          fromIdentityId: running.from_identity_id,
+          toIdentityId: running.to_identity_id,
+          step: running.step,
+        }
+      : null,
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Starts the built app (`next start`) as a real child process on its own port and database, as the
+ * integration, end-to-end and crash tests need it. Needs `npm run build` first.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+export interface RunningApp {
+  baseUrl: string;
+  process: ChildProcess;
+  /** Ends the app gracefully (SIGTERM) and waits for it. */
+  stop(): Promise<void>;
+  /** Ends the app at once (SIGKILL), as a crash would, and waits for it. */
+  kill(): Promise<void>;
+}
+
+export async function startApp(options: {
+  databaseUrl: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<RunningApp> {
+  if (!existsSync(path.join(root, ".next", "BUILD_ID")))
+    throw new Error("no production build: run `npm run build` first");
+  const child = spawn(
+    process.execPath,
+    [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(options.port)],
+    {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: options.databaseUrl, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (process.env.APP_LOG) process.stderr.write(chunk);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+
+  const baseUrl = `http://127.0.0.1:${options.port}`;
+  const ended = (signal: NodeJS.Signals) => async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill(signal);
+    await exited;
+  };
+  for (let waited = 0; waited < 60_000; waited += 200) {
+    if (child.exitCode !== null) break;
+    if (
+      await fetch(`${baseUrl}/api/users`).then(
+        (response) => response.ok,
+        () => false,
+      )
+    ) {
+      return { baseUrl, process: child, stop: ended("SIGTERM"), kill: ended("SIGKILL") };
+    }
+    await sleep(200);
+  }
+  child.kill("SIGKILL");
+  throw new Error(`the app did not start on ${baseUrl}:\n${output}`);
+}
