@@ -14,5 +14,10 @@ export async function register(): Promise<void> {
     await applyStoredPoolSize(appDb()).catch((error: unknown) =>
       console.error("[start-up] could not read the lab settings:", error),
     );
+    const [{ startReconciler }, { appIdentityProvider }] = await Promise.all([
+      import("./lib/lab/reconciler"),
+      import("./lib/web/app-provider"),
+    ]);
+    startReconciler(appDb(), appIdentityProvider);
   }
 }

@@ -52,6 +52,8 @@ export interface SwitchJournalTable {
   step: JournalStep;
   /** How the operation ended when it did not finish (its error), null while running or after a crash. */
   ended_with: string | null;
+  /** Until when a provider write of this operation may still land (its answer was lost, or it is running). */
+  in_flight_until: ColumnType<Date | null, never, never>;
   /** The operation that recovered this entry. */
   resolved_by: string | null;
   created_at: ColumnType<Date, never, never>;

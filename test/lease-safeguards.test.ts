@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { freshLabEachTest } from "./fresh-lab";
 
-const { app, session } = freshLabEachTest({ strategy: "lease", provider: { latencyMs: 20 } });
+const { app, session } = freshLabEachTest({ strategy: "lease", reconcileAfterMs: null, provider: { latencyMs: 20 } });
 
 describe("recovery of a half-done switch by the next lease holder", () => {
   it("finishes a switch whose link failed, then does its own work: the audit is consistent again", async () => {
@@ -21,11 +21,14 @@ describe("recovery of a half-done switch by the next lease holder", () => {
   });
 
   it("saves the primary of a switch the provider applied but answered late", async () => {
-    await app.configure({ leaseTtlMs: 500, provider: { script: { link: ["applied-late"] } } });
+    await app.configure({ leaseTtlMs: 500, provider: { applyLimitMs: 1_000, script: { link: ["applied-late"] } } });
     expect((await session.ada.promote("ada", "github|8812")).status).toBe(504);
     expect((await app.userAudit("ada")).violations).toEqual([
       "provider primary is github|8812, local primary is google-oauth2|104423",
     ]);
+    // The link's outcome is unknown to the app: its lease keeps everyone out until the link cannot land.
+    expect(await session.ada.leaseHeld("ada")).toBe(true);
+    await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
     await app.configure({ leaseTtlMs: 10_000 });
     const next = await session.ada.promote("ada", "github|8812");

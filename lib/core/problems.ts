@@ -91,12 +91,16 @@ export class IdentityNotLinked extends Problem {
 }
 
 export class OperationInProgress extends Problem {
-  constructor(expiresAt: Date | null, remainingMs: number) {
+  constructor(
+    expiresAt: Date | null,
+    remainingMs: number,
+    detail = "Another request holds this user's lease; try again when it ends.",
+  ) {
     super(
       409,
       "operation-in-progress",
       "Another operation is already in progress",
-      "Another request holds this user's lease; try again when it ends.",
+      detail,
       { expiresAt: expiresAt?.toISOString() ?? null },
       { "Retry-After": String(Math.max(1, Math.ceil(remainingMs / 1000))) },
     );

@@ -25,6 +25,7 @@ export const bounds = {
   leaseTtlMs: { min: 500, max: 120_000 },
   poolSize: { min: 1, max: 20 },
   milliseconds: { min: 0, max: 60_000 },
+  applyLimitMs: { min: 100, max: 60_000 },
   releaseFailures: { min: 0, max: 10 },
   retryAfterSeconds: { min: 0, max: 60 },
   seed: { min: 0, max: 2 ** 31 - 1 },
@@ -83,6 +84,11 @@ export const labSettingsSchema = z
      * Off, the lab shows what a TTL shorter than the work does.
      */
     leaseSafeguards: z.boolean(),
+    /**
+     * How long after an operation's switch ended unfinished the background reconciler may settle it
+     * (a quiet period, so the half-done state can be seen); null: never, only the user's next switch does.
+     */
+    reconcileAfterMs: z.number().int().min(bounds.milliseconds.min).max(bounds.milliseconds.max).nullable(),
     /** Faults injected into this app's own code, to watch the safeguards work. */
     faults: z.strictObject({
       /** One-shot: the next lease-guarded operation pauses this long after reaching this step. */
@@ -94,6 +100,11 @@ export const labSettingsSchema = z
       ...chaosShape,
       /** The provider refuses a call whose X-Fencing-Token is lower than one it already saw for an account. */
       enforceFencing: z.boolean(),
+      /**
+       * The provider's hard limit: a request it has not applied this long after it arrived is never
+       * applied. Until then, a call whose answer was lost may still land.
+       */
+      applyLimitMs: z.number().int().min(bounds.applyLimitMs.min).max(bounds.applyLimitMs.max),
       /** A seed makes every random choice of the provider repeatable; null uses Math.random. */
       seed: z.number().int().min(bounds.seed.min).max(bounds.seed.max).nullable(),
       endpoints: z.strictObject({
@@ -159,10 +170,12 @@ export const defaultLabSettings: LabSettings = {
   clientGuard: false,
   poolSize: 4,
   leaseSafeguards: true,
+  reconcileAfterMs: 3_000,
   faults: { stall: null, releaseFailures: 0 },
   provider: {
     ...calmChaos,
     enforceFencing: false,
+    applyLimitMs: 10_000,
     seed: null,
     endpoints: { get: noOverrides, unlink: noOverrides, link: noOverrides },
     script: { get: [], unlink: [], link: [] },

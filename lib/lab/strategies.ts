@@ -5,7 +5,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { StaleWrite, UserNotFound } from "../core/problems";
-import { Deadline } from "../lease";
+import { Deadline, type LeaseHooks } from "../lease";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
 import { leaseGuard } from "../switch/lease-guard";
 import { readVersion, saveUser, type User } from "../switch/users";
@@ -16,12 +16,7 @@ import type { LabSettings, Strategy } from "./settings-schema";
 export function guardFor(db: Kysely<Database>, settings: LabSettings): Guard {
   const timeoutMs = settings.leaseTtlMs;
   const guards: Record<Strategy, () => Guard> = {
-    lease: () =>
-      leaseGuard({
-        ttlMs: settings.leaseTtlMs,
-        safeguards: settings.leaseSafeguards,
-        hooks: labFaultHooks(db, settings),
-      }),
+    lease: () => leaseGuardFor(settings, labFaultHooks(db, settings)),
     none: () => noGuard(timeoutMs),
     transaction: () => transactionGuard(timeoutMs),
     advisory: () => advisoryGuard(timeoutMs),
@@ -29,6 +24,16 @@ export function guardFor(db: Kysely<Database>, settings: LabSettings): Guard {
   };
   return guards[settings.strategy]();
 }
+
+/** The product's lease as the settings configure it. */
+export const leaseGuardFor = (settings: LabSettings, hooks?: LeaseHooks): Guard =>
+  leaseGuard({
+    ttlMs: settings.leaseTtlMs,
+    safeguards: settings.leaseSafeguards,
+    applyLimitMs: settings.provider.applyLimitMs,
+    providerFences: settings.provider.enforceFencing,
+    hooks,
+  });
 
 const plainSave = (db: Kysely<Database>) => async (user: User, primaryIdentityId: string) => {
   await saveUser(db, { ...user, primaryIdentityId });

@@ -12,6 +12,7 @@ export {
   LeaseLostError,
   LeaseUnavailable,
   safetyMarginMs,
+  textbookTimeoutMs,
   withLease,
   type LeaseEvent,
   type LeaseHooks,

@@ -123,3 +123,26 @@ describe("lease lock on real PostgreSQL", () => {
     });
   });
 });
+
+describe("a loser that waited for the winner's row lock", () => {
+  beforeEach(() => clearLease("ada"));
+
+  it("learns the winner's expiry from the committed row, not from its own older snapshot", async () => {
+    let loser: Promise<Acquisition> | undefined;
+    const winner = await db.transaction().execute(async (trx) => {
+      const taken = held(await identityActionLease.acquire(trx, "ada", { ttlMs: 10_000 }));
+      // The loser's UPDATE blocks on the row the uncommitted winner holds, with a snapshot from before it.
+      loser = identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
+      await expect
+        .poll(async () => {
+          const { rows } = await sql<{ waiting: number }>`
+            SELECT count(*)::int AS waiting FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND datname = current_database()`.execute(db);
+          return rows[0]!.waiting;
+        })
+        .toBe(1);
+      return taken;
+    });
+    expect(await loser).toMatchObject({ acquired: false, reason: "held", heldUntil: winner.expiresAt });
+  });
+});

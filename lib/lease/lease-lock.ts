@@ -172,8 +172,10 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
     async acquire(db, rowId, options) {
       // One statement answers winner and losers alike. The UPDATE takes the row lock; a concurrent
       // acquirer waits for it, then re-checks the WHERE against the committed row and matches 0 rows.
-      // A loser then reads the holder's expiry with FOR KEY SHARE, which follows the row to its newest
-      // committed version (a plain read would see the statement's older snapshot): no second round trip.
+      // A loser then reads the holder's expiry with FOR SHARE, which conflicts with the winner's UPDATE and
+      // so follows the row to its newest committed version (a plain read, or FOR KEY SHARE, which does not
+      // conflict with a non-key UPDATE, would return the statement's older snapshot: no expiry at all).
+      // Losers thus learn when to come back without a second round trip.
       const intent = options.intent ? sql`, intent AS (${options.intent()})` : sql``;
       const intentId = options.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
       const taken = await sql<TakenRow>`
@@ -190,7 +192,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
         UNION ALL
         SELECT false, NULL, NULL, holder.until, ${millisecondsLeft(sql`holder.until`)}, NULL
           FROM (SELECT ${lockedUntil} AS until FROM ${table}
-                 WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR KEY SHARE) AS holder`.execute(db);
+                 WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE) AS holder`.execute(db);
       const row = taken.rows[0];
       if (!row) return { acquired: false, reason: "not-found" };
       if (!row.acquired)

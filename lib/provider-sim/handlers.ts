@@ -58,7 +58,8 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
-      const played = await play(outcome, latencyMs, chaos.retryAfterSeconds, request.signal, apply);
+      const limits = { retryAfterSeconds: chaos.retryAfterSeconds, applyLimitMs: settings.provider.applyLimitMs };
+      const played = await play(outcome, latencyMs, limits, request.signal, apply);
       await db
         .insertInto("idp.calls")
         .values({
@@ -82,7 +83,10 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
   return [
     http.get(
       `${api}/users/:id`,
-      endpoint("get", async (_request, params) => ({ status: 200, body: await getAccount(db, params.id!) })),
+      endpoint("get", async (_request, params, fencing) => ({
+        status: 200,
+        body: await getAccount(db, params.id!, fencing),
+      })),
     ),
     http.delete(
       `${api}/users/:primaryId/identities/:provider/:userId`,
@@ -139,13 +143,24 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
 async function play(
   outcome: ScriptedOutcome,
   latencyMs: number,
-  retryAfterSeconds: number,
+  { retryAfterSeconds, applyLimitMs }: { retryAfterSeconds: number; applyLimitMs: number },
   signal: AbortSignal,
   apply: () => Promise<Answer>,
 ): Promise<Played> {
   if (outcome === "timeout") {
     await untilAborted(signal, hangLimitMs);
     return { answer: "network-error", logStatus: 0, outcome: "timeout" };
+  }
+  if ((outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs) {
+    // The provider's hard limit: a request it could not apply in time is dropped, never applied later.
+    await delay(applyLimitMs);
+    const dropped = new IdpError(
+      504,
+      "Gateway Timeout",
+      "The request was not processed in time; it was not applied",
+      "request_timeout",
+    );
+    return { answer: errorAnswer(dropped), logStatus: 504, outcome: null };
   }
   await delay(latencyMs);
   switch (outcome) {
@@ -169,9 +184,10 @@ async function play(
       };
     case "applied-late": {
       // The ambiguous outcome: the change is committed, but the answer arrives after the caller left.
+      // The token is checked when the write is applied: a fenced read since it arrived refuses it.
       const answer = await apply();
       await untilAborted(signal, hangLimitMs);
-      return { answer, logStatus: answer.status, outcome };
+      return { answer, logStatus: answer.status, outcome: isFenced(answer) ? "fenced" : outcome };
     }
     case "ok": {
       // A caller that gave up before the provider got to the request: the change is not applied.

@@ -52,14 +52,22 @@ export async function listAccounts(db: Kysely<IdpDatabase>): Promise<IdpAccount[
   return [...accounts.values()];
 }
 
-export async function getAccount(db: Kysely<IdpDatabase>, accountId: string): Promise<IdpAccount> {
-  const exists = await db
-    .selectFrom("idp.accounts")
-    .select("user_id")
-    .where("user_id", "=", accountId)
-    .executeTakeFirst();
-  if (!exists) throw userNotFound();
-  return { user_id: accountId, identities: await identitiesOf(db, accountId) };
+/**
+ * `GET /users/{id}`. A read carrying a fencing token registers it on the account first (a fenced read):
+ * from then on, a write with an older token is refused when it is applied, so what the reader sees can
+ * no longer be changed behind its back by a late write of an earlier holder.
+ */
+export async function getAccount(db: Kysely<IdpDatabase>, accountId: string, fencing: Fencing): Promise<IdpAccount> {
+  return db.transaction().execute(async (trx) => {
+    if (fencing.fence !== null) await registerFence(trx, [accountId], fencing.fence);
+    const exists = await trx
+      .selectFrom("idp.accounts")
+      .select("user_id")
+      .where("user_id", "=", accountId)
+      .executeTakeFirst();
+    if (!exists) throw userNotFound();
+    return { user_id: accountId, identities: await identitiesOf(trx, accountId) };
+  });
 }
 
 /** `DELETE /users/{primaryId}/identities/{provider}/{userId}`: the identity becomes an account of its own. */
@@ -190,6 +198,11 @@ async function checkFence(
       "fenced_token",
     );
   }
+  await registerFence(trx, accountIds, fence);
+}
+
+/** Remembers the highest token seen per account. */
+async function registerFence(trx: Transaction<IdpDatabase>, accountIds: string[], fence: bigint): Promise<void> {
   await trx
     .insertInto("idp.fences")
     .values(accountIds.map((account_user_id) => ({ account_user_id, fence: fence.toString() })))

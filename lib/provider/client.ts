@@ -50,6 +50,12 @@ export class ProviderCallError extends Error {
   ) {
     super(message);
   }
+
+  /**
+   * Whether a write may have been applied although no answer said so: one of the call's attempts got no
+   * HTTP answer (network error, abort at the deadline). Set by the call that gives up.
+   */
+  mayHaveLanded = false;
 }
 
 /** Failures worth another attempt: the provider said "later" (429, 503) or never answered. */
@@ -98,21 +104,25 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
 
   /** One logical call: retried with backoff while the failure is retryable and the deadline allows. */
   async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
+    let unanswered = false;
+    const givingUp = (error: ProviderCallError): ProviderCallError => {
+      error.mayHaveLanded = unanswered;
+      return error;
+    };
     for (let number = 1; ; number++) {
       try {
         return await attempt<T>(method, path, context, body);
       } catch (error) {
-        if (!(error instanceof ProviderCallError) || !isRetryable(error) || number >= maxAttempts) throw error;
+        if (!(error instanceof ProviderCallError)) throw error;
+        unanswered ||= error.status === null;
+        if (!isRetryable(error) || number >= maxAttempts) throw givingUp(error);
         const waitMs = backoffMs(number, error.retryAfterMs);
         if (waitMs >= context.deadline.remainingMs()) {
-          throw new ProviderCallError(
-            "deadline",
-            error.status,
-            `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`,
-          );
+          const reason = `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`;
+          throw givingUp(new ProviderCallError("deadline", error.status, reason));
         }
         await sleep(waitMs, context.deadline.signal).catch(() => {
-          throw new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry");
+          throw givingUp(new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry"));
         });
       }
     }

@@ -13,8 +13,8 @@ export interface GuardRequest {
   db: Kysely<Database>;
   userId: string;
   operationId: string;
-  /** The identity the operation means to make primary: part of the lease's recorded intent. */
-  targetIdentityId: string;
+  /** The identity the operation means to make primary (part of the lease's recorded intent); null: none. */
+  targetIdentityId: string | null;
 }
 
 export interface GuardedSection {
@@ -32,6 +32,13 @@ export interface GuardedSection {
    * the next irreversible step, makes sure the guard still holds.
    */
   reached(step: JournalStep, fromIdentityId?: string): Promise<void>;
+  /** A provider write got no answer: it may still land, so nobody may trust a read until it cannot. */
+  callMayStillLand(): void;
+  /**
+   * Before reading the provider to settle `entry`: makes sure no write of its operation can still land
+   * (a fenced read shuts them out, or it waits for the provider's limit), or refuses.
+   */
+  settleInFlight(entry: JournalEntry): Promise<void>;
 }
 
 export interface Guard {
@@ -43,4 +50,6 @@ export const unjournaled = {
   leftovers: [],
   markRecovered: async () => undefined,
   reached: async () => undefined,
+  callMayStillLand: () => undefined,
+  settleInFlight: async () => undefined,
 } satisfies Partial<GuardedSection>;

@@ -1,7 +1,9 @@
 /**
  * The journal of lease-guarded switches: the intent (user, fence, from, to) is written by the very
  * statement that acquires the lease, and the step reached is advanced after each provider call in small
- * independent writes. An entry not `done` is what a later holder of the lease must reconcile.
+ * independent writes. An entry not `done` is what a later holder of the lease must reconcile. Each entry
+ * also says until when a provider write of its operation may still land (`in_flight_until`): no later
+ * holder may trust what it reads at the provider before then, unless a fenced read shuts old writes out.
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
@@ -15,13 +17,27 @@ export interface JournalEntry {
   toIdentityId: string;
   step: JournalStep;
   endedWith: string | null;
+  /** How long (database clock, when read) a provider write of this operation may still land; 0: none can. */
+  inFlightForMs: number;
+  inFlightUntil: Date | null;
 }
 
-/** The intent, as a statement for `LeaseLock.acquire`: it reads the acquired user row (`acquired`). */
-export function intentRecorder(operationId: string, toIdentityId: string): () => RawBuilder<unknown> {
+/**
+ * The intent, as a statement for the lease's acquire: it reads the acquired user row (`acquired`). Its
+ * calls may land until `callsMayLandForMs` from now: the longest its lease can be held, plus the provider's
+ * limit. A crash leaves that bound; an operation that ends narrows it.
+ */
+export function intentRecorder(
+  operationId: string,
+  /** null: the user's current primary (a settling operation, which switches nothing itself). */
+  toIdentityId: string | null,
+  callsMayLandForMs: number,
+): () => RawBuilder<unknown> {
   return () => sql`
-    INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step)
-    SELECT id, ${operationId}::uuid, lease_lock_fence, primary_identity_id, ${toIdentityId}, 'acquired' FROM acquired
+    INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step, in_flight_until)
+    SELECT id, ${operationId}::uuid, lease_lock_fence, primary_identity_id, coalesce(${toIdentityId}, primary_identity_id), 'acquired',
+           now() + make_interval(secs => ${callsMayLandForMs / 1000})
+      FROM acquired
     RETURNING id`;
 }
 
@@ -29,6 +45,11 @@ export async function openEntries(db: Kysely<Database>, userId: string, exceptId
   const rows = await db
     .selectFrom("switch_journal")
     .selectAll()
+    .select(
+      sql<number>`greatest(0, coalesce(extract(epoch FROM in_flight_until - clock_timestamp()) * 1000, 0))::float8`.as(
+        "in_flight_ms",
+      ),
+    )
     .where("user_id", "=", userId)
     .where("id", "!=", exceptId)
     .where("step", "not in", ["done", "resolved"])
@@ -43,30 +64,49 @@ export async function openEntries(db: Kysely<Database>, userId: string, exceptId
     toIdentityId: row.to_identity_id,
     step: row.step,
     endedWith: row.ended_with,
+    inFlightForMs: row.in_flight_ms,
+    inFlightUntil: row.in_flight_until,
   }));
 }
 
+/**
+ * Records the step reached, only while the writer still holds the user's lease (its token): an entry a
+ * later holder has settled is never reopened by an operation that lost its lease. Once the provider calls
+ * are behind (`linked` and after), none of them can land any more.
+ */
 export async function advance(
   db: Kysely<Database>,
   id: string,
+  leaseToken: string,
   step: JournalStep,
   fromIdentityId?: string,
 ): Promise<void> {
-  await db
-    .updateTable("switch_journal")
-    .set({ step, updated_at: new Date(), ...(fromIdentityId ? { from_identity_id: fromIdentityId } : {}) })
-    .where("id", "=", id)
-    .execute();
+  const callsDone = step === "linked" || step === "saved" || step === "done";
+  await sql`
+    UPDATE switch_journal
+       SET step = ${step}, updated_at = now(), from_identity_id = coalesce(${fromIdentityId ?? null}, from_identity_id),
+           in_flight_until = CASE WHEN ${callsDone}::boolean THEN NULL ELSE in_flight_until END
+     WHERE id = ${id} AND step <> 'resolved'
+       AND EXISTS (SELECT 1 FROM users WHERE users.id = switch_journal.user_id AND identity_action_lock_token = ${leaseToken})`.execute(
+    db,
+  );
 }
 
-/** Notes how an unfinished operation ended (its error), leaving the step for the next holder. */
-export async function endUnfinished(db: Kysely<Database>, id: string, endedWith: string): Promise<void> {
-  await db
-    .updateTable("switch_journal")
-    .set({ ended_with: endedWith, updated_at: new Date() })
-    .where("id", "=", id)
-    .where("step", "!=", "done")
-    .execute();
+/**
+ * Notes how an unfinished operation ended (its error), leaving the step for the next holder. When a call's
+ * answer was lost, it may still land for `outcomeUnknownForMs`; otherwise none of its calls can.
+ */
+export async function endUnfinished(
+  db: Kysely<Database>,
+  id: string,
+  endedWith: string,
+  outcomeUnknownForMs: number | null,
+): Promise<void> {
+  await sql`
+    UPDATE switch_journal
+       SET ended_with = ${endedWith}, updated_at = now(),
+           in_flight_until = ${outcomeUnknownForMs === null ? sql`NULL` : sql`clock_timestamp() + make_interval(secs => ${outcomeUnknownForMs / 1000})`}
+     WHERE id = ${id} AND step NOT IN ('done', 'resolved')`.execute(db);
 }
 
 export async function resolve(db: Kysely<Database>, id: string, resolvedBy: string): Promise<void> {

@@ -1,10 +1,24 @@
 /**
  * The product's guard: the lease stored as data on the user row (one UPDATE to acquire, one to release,
  * no connection held in between), with the switch's intent journaled by the acquiring statement itself.
+ *
+ * The rule for a slow third party: never trust a read while a call's outcome is unknown. A provider write
+ * whose answer was lost may still land until the provider's own limit has passed. So the operation keeps
+ * its lease until then (unless the provider enforces fencing tokens), and a later holder that finds such
+ * a call in its journal either reads with its newer token (a fenced read: older writes are refused from
+ * then on), or waits until the call can no longer land, or refuses.
  */
+import { setTimeout as pause } from "node:timers/promises";
 import type { JournalStep } from "../../db/schema";
 import { FencedOff, LeaseLost, OperationInProgress, UserNotFound } from "../core/problems";
-import { LeaseLostError, LeaseUnavailable, withLease, type LeaseEvent, type LeaseHooks } from "../lease";
+import {
+  LeaseLostError,
+  LeaseUnavailable,
+  textbookTimeoutMs,
+  withLease,
+  type LeaseEvent,
+  type LeaseHooks,
+} from "../lease";
 import { recordEvent, shortId } from "./events";
 import type { Guard } from "./guard";
 import { identityActionLease } from "./identity-action-lease";
@@ -13,8 +27,12 @@ import { saveUser } from "./users";
 
 export interface LeaseGuardOptions {
   ttlMs: number;
-  /** Deadline, renewal and ownership checks; off, the textbook lease (the TTL alone). */
+  /** Deadline, renewal, ownership checks and the in-flight rule; off, the textbook lease (the TTL alone). */
   safeguards: boolean;
+  /** The provider's limit: a request it has not applied this long after it arrived is never applied. */
+  applyLimitMs: number;
+  /** Whether the provider refuses a write whose fencing token is older than one it has seen. */
+  providerFences: boolean;
   /** Faults injected from outside (the lab), e.g. a pause or failing releases. */
   hooks?: LeaseHooks;
 }
@@ -22,7 +40,9 @@ export interface LeaseGuardOptions {
 /** The checkpoint before the irreversible step that follows each journal step. */
 const nextStepAfter: Partial<Record<JournalStep, string>> = { acquired: "unlink", unlinked: "link", linked: "save" };
 
-export function leaseGuard({ ttlMs, safeguards, hooks }: LeaseGuardOptions): Guard {
+export function leaseGuard({ ttlMs, safeguards, applyLimitMs, providerFences, hooks }: LeaseGuardOptions): Guard {
+  // The longest any call of an operation can be sent after its acquisition (renewals are capped at 3 TTLs).
+  const longestHoldMs = safeguards ? 3 * ttlMs : textbookTimeoutMs;
   return {
     async run({ db, userId, operationId, targetIdentityId }, body) {
       const narrate = async (event: LeaseEvent) => {
@@ -32,13 +52,12 @@ export function leaseGuard({ ttlMs, safeguards, hooks }: LeaseGuardOptions): Gua
           `[lease] release of ${userId}'s lease failed (attempt ${event.attempt} of ${event.attempts}):`,
           event.error,
         );
+        const next = last ? "the TTL will free it." : "retrying in the background.";
         await recordEvent(db, {
           userId,
           operationId,
           kind: "release-failed",
-          message: `Releasing operation ${shortId(operationId)}'s lease failed (attempt ${event.attempt} of ${event.attempts}): ${
-            last ? "the TTL will free it." : "retrying in the background."
-          }`,
+          message: `Releasing operation ${shortId(operationId)}'s lease failed (attempt ${event.attempt} of ${event.attempts}): ${next}`,
         });
       };
       const options = {
@@ -46,13 +65,13 @@ export function leaseGuard({ ttlMs, safeguards, hooks }: LeaseGuardOptions): Gua
         ttlMs,
         safeguards,
         hooks,
-        intent: journal.intentRecorder(operationId, targetIdentityId),
+        intent: journal.intentRecorder(operationId, targetIdentityId, longestHoldMs + applyLimitMs),
         onEvent: narrate,
       };
       try {
         return await withLease(identityActionLease, userId, options, async (section) => {
           const journalId = section.intentId!;
-          const fence = section.lease.fence;
+          const { fence, token } = section.lease;
           const leftovers = await journal.openEntries(db, userId, journalId);
           for (const entry of leftovers.filter((each) => each.endedWith === null)) {
             await recordEvent(db, {
@@ -62,6 +81,7 @@ export function leaseGuard({ ttlMs, safeguards, hooks }: LeaseGuardOptions): Gua
               message: `The lease of operation ${shortId(entry.operationId)} (token ${entry.fence}) expired unreleased and was taken over by operation ${shortId(operationId)} (token ${fence}).`,
             });
           }
+          let outcomeUnknown = false;
           try {
             const result = await body({
               db,
@@ -74,43 +94,54 @@ export function leaseGuard({ ttlMs, safeguards, hooks }: LeaseGuardOptions): Gua
                 await recordEvent(db, { userId, operationId, kind: "recovered", message });
               },
               reached: async (step, fromIdentityId) => {
-                await journal.advance(db, journalId, step, fromIdentityId);
+                await journal.advance(db, journalId, token, step, fromIdentityId);
                 const next = nextStepAfter[step];
                 if (next) await section.checkpoint(next);
               },
+              callMayStillLand: () => {
+                outcomeUnknown = true;
+                // Without fencing, only time makes a lost write harmless: hold the lease until it cannot land.
+                if (safeguards && !providerFences)
+                  section.keepFor(applyLimitMs, "a provider call's outcome is unknown");
+              },
+              settleInFlight: async (entry) => {
+                // The textbook lease trusts its TTL; a provider that fences is read with the newer token.
+                if (!safeguards || providerFences || entry.inFlightForMs === 0) return;
+                if (entry.inFlightForMs < section.deadline.remainingMs())
+                  return void (await pause(entry.inFlightForMs));
+                throw new OperationInProgress(
+                  entry.inFlightUntil,
+                  entry.inFlightForMs,
+                  `A provider call of operation ${shortId(entry.operationId)} may still land until ${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
+                );
+              },
             });
-            await journal.advance(db, journalId, "done");
+            await journal.advance(db, journalId, token, "done");
             return result;
           } catch (error) {
+            const endedWith = error instanceof Error ? error.message : String(error);
             await journal
-              .endUnfinished(db, journalId, error instanceof Error ? error.message : String(error))
+              .endUnfinished(db, journalId, endedWith, outcomeUnknown ? applyLimitMs : null)
               .catch(() => undefined);
             if (error instanceof LeaseLostError || error instanceof LeaseLost) {
               const detail =
                 error instanceof LeaseLost ? error.detail : new LeaseLost(error.beforeStep ?? "next").detail;
-              await recordEvent(db, {
-                userId,
-                operationId,
-                kind: "lease-lost",
-                message: `Operation ${shortId(operationId)} lost its lease: ${detail}`,
-              });
+              const message = `Operation ${shortId(operationId)} lost its lease: ${detail}`;
+              await recordEvent(db, { userId, operationId, kind: "lease-lost", message });
             }
             if (error instanceof FencedOff) {
-              await recordEvent(db, {
-                userId,
-                operationId,
-                kind: "fenced",
-                message: `Fenced call refused: operation ${shortId(operationId)} (token ${fence}). ${error.detail}`,
-              });
+              const message = `Fenced call refused: operation ${shortId(operationId)} (token ${fence}). ${error.detail}`;
+              await recordEvent(db, { userId, operationId, kind: "fenced", message });
             }
             throw error;
           }
         });
       } catch (error) {
-        if (error instanceof LeaseUnavailable)
+        if (error instanceof LeaseUnavailable) {
           throw error.reason === "not-found"
             ? new UserNotFound(userId)
             : new OperationInProgress(error.heldUntil, error.remainingMs);
+        }
         if (error instanceof LeaseLostError) throw new LeaseLost(error.beforeStep ?? "next");
         throw error;
       }

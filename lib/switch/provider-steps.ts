@@ -34,6 +34,7 @@ export async function providerStep(
     await call();
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
+    if (error.mayHaveLanded) section.callMayStillLand();
     throw problemFor(section, step, error, () =>
       error.kind === "deadline"
         ? new ProviderDeadlineExceeded(step)

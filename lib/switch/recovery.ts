@@ -23,14 +23,15 @@ export async function recoverSwitch(
   entry: JournalEntry,
 ): Promise<void> {
   const { fromIdentityId: from, toIdentityId: to } = entry;
-  const leftBy =
-    entry.endedWith === null
-      ? "left by a crash"
-      : `left by operation ${shortId(entry.operationId)} (${entry.endedWith})`;
+  // An entry that ended with no error recorded is not called a crash: its lease expired unreleased, and
+  // its operation may be dead or still running without it.
+  const endedWith = entry.endedWith ?? "its lease expired before it finished";
+  const leftBy = `left by operation ${shortId(entry.operationId)} (${endedWith})`;
   const recovered = (action: string) =>
     section.markRecovered(entry, `Recovered switch from ${from} to ${to} ${leftBy}: ${action}.`);
   // Saved (or never meant to change anything): the journal alone says it is complete.
   if (entry.step === "saved" || from === to) return recovered("it had already finished");
+  await section.settleInFlight(entry);
   try {
     const [fromAccount, toAccount] = [
       await accountOrNull(provider, from, context),
@@ -49,6 +50,7 @@ export async function recoverSwitch(
     return recovered("the provider no longer has either account as the journal expects; left for the audit");
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
+    if (error.mayHaveLanded) section.callMayStillLand();
     throw problemFor(
       section,
       "recover",

@@ -63,6 +63,25 @@ export async function promoteToPrimary(
 }
 
 /**
+ * Settles what earlier operations left half-done for `userId`, under the guard like any switch, and
+ * switches nothing itself: what the background reconciler runs.
+ */
+export async function settleLeftovers(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  guard: Guard,
+  userId: string,
+): Promise<{ operationId: string; settled: number }> {
+  const operationId = randomUUID();
+  const settled = await guard.run({ db, userId, operationId, targetIdentityId: null }, async (section) => {
+    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
+    return section.leftovers.length;
+  });
+  return { operationId, settled };
+}
+
+/**
  * `promoteToPrimary` under an Idempotency-Key: a repeat gets the first answer without calling the
  * provider again. A claim is stale (its request died) after `staleAfterMs`, when no lease it could
  * hold can still be alive.

@@ -1,0 +1,160 @@
+/**
+ * The model checker's world: schedules of concurrent switches across app instances, drawn by fast-check,
+ * with a provider that answers late, hangs, loses answers and fails, TTL changes in the middle, releases
+ * that fail, and pauses. After the schedule, everything must settle: every answer is one the contract
+ * allows, no lease stays held past its bound, and once reconciled the audit is consistent.
+ */
+import fc from "fast-check";
+import type { AppClient } from "./http-client";
+
+const users = {
+  ada: ["google-oauth2|104423", "github|8812", "auth0|ada-email", "apple|001122.ada"],
+  grace: ["github|1906", "google-oauth2|77", "auth0|grace-email"],
+  alan: ["auth0|alan-email", "apple|000912.alan"],
+  katherine: ["apple|1918.kj", "google-oauth2|2020", "github|3030"],
+} as const;
+type UserId = keyof typeof users;
+const userIds = Object.keys(users) as UserId[];
+
+export interface Click {
+  instance: number;
+  userId: UserId;
+  identityId: string;
+  atMs: number;
+}
+
+export interface Schedule {
+  settings: {
+    leaseTtlMs: number;
+    provider: Record<string, unknown>;
+    faults: { releaseFailures: number; stall: { at: "acquired" | "unlinked" | "linked"; ms: number } | null };
+  };
+  clicks: Click[];
+  /** A TTL change while the clicks run (it must not shorten a live lease). */
+  ttlChange: { atMs: number; leaseTtlMs: number } | null;
+}
+
+const chaos = fc.record({
+  appliedLateRate: fc.constantFrom(0, 0, 0.1, 0.3),
+  timeoutRate: fc.constantFrom(0, 0, 0.1),
+  networkErrorRate: fc.constantFrom(0, 0, 0.1),
+  failureRate: fc.constantFrom(0, 0, 0.1, 0.2),
+});
+
+export function scheduleArbitrary(instances: number): fc.Arbitrary<Schedule> {
+  const click = fc
+    .record({
+      instance: fc.nat(instances - 1),
+      userId: fc.constantFrom(...userIds),
+      atMs: fc.nat(400),
+      pick: fc.nat(3),
+    })
+    .map(({ instance, userId, atMs, pick }) => ({
+      instance,
+      userId,
+      atMs,
+      identityId: users[userId][pick % users[userId].length]!,
+    }));
+  return fc.record({
+    settings: fc.record({
+      leaseTtlMs: fc.constantFrom(600, 1_000, 2_000),
+      provider: fc.record({
+        latencyMs: fc.nat(80),
+        jitterMs: fc.nat(40),
+        applyLimitMs: fc.constantFrom(300, 600, 900),
+        enforceFencing: fc.boolean(),
+        endpoints: fc.record({ unlink: chaos, link: chaos }),
+      }),
+      faults: fc.record({
+        releaseFailures: fc.constantFrom(0, 0, 0, 1, 10),
+        stall: fc.option(
+          fc.record({ at: fc.constantFrom("acquired", "unlinked", "linked"), ms: fc.constantFrom(300, 1_500, 3_000) }),
+          {
+            freq: 4,
+          },
+        ),
+      }),
+    }),
+    clicks: fc.array(click, { minLength: 2, maxLength: 10 }),
+    ttlChange: fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 5_000) }), { freq: 3 }),
+  });
+}
+
+export interface Outcome {
+  status: number;
+  type: string | null;
+}
+
+/** The answers the contract allows a switch under `lease`, by status and problem type. */
+const allowed: Record<number, (string | null)[]> = {
+  200: [null],
+  409: ["operation-in-progress", "lease-lost", "fenced"],
+  502: ["provider-failed", "recovery-failed"],
+  504: ["provider-deadline"],
+};
+
+export const isAllowed = ({ status, type }: Outcome): boolean => allowed[status]?.includes(type) ?? false;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Plays one schedule against the app instances (signed-in clients per instance and user). */
+export async function playSchedule(
+  lab: AppClient,
+  sessions: Record<UserId, AppClient>[],
+  schedule: Schedule,
+  strategy: string,
+): Promise<Outcome[]> {
+  await lab.configure({ strategy, reconcileAfterMs: 200, ...schedule.settings });
+  const started = Date.now();
+  const until = (atMs: number) => pause(Math.max(0, atMs - (Date.now() - started)));
+  const ttlChange = schedule.ttlChange
+    ? until(schedule.ttlChange.atMs).then(() => lab.configure({ leaseTtlMs: schedule.ttlChange!.leaseTtlMs }))
+    : Promise.resolve();
+  const answers = await Promise.all(
+    schedule.clicks.map(async (click) => {
+      await until(click.atMs);
+      const answer = await sessions[click.instance]![click.userId].promote(click.userId, click.identityId);
+      return {
+        status: answer.status,
+        type: typeof answer.body?.type === "string" ? answer.body.type.split("/").at(-1)! : null,
+      };
+    }),
+  );
+  await ttlChange;
+  return answers;
+}
+
+/**
+ * After the schedule: every lease is freed within its bound (the longest hold plus the provider's limit,
+ * and the longest pause), then the reconcilers settle every half-done switch: the audit turns consistent.
+ */
+export async function settles(
+  lab: AppClient,
+  sessions: Record<UserId, AppClient>,
+  boundMs: number,
+): Promise<{ leasesFree: boolean; consistent: boolean }> {
+  const leasesFree = await eventually(
+    async () => (await Promise.all(userIds.map((userId) => sessions[userId].leaseHeld(userId)))).every((held) => !held),
+    boundMs,
+  );
+  const consistent = await eventually(async () => (await lab.audit()).consistent === true, 8_000);
+  return { leasesFree, consistent };
+}
+
+async function eventually(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await pause(100);
+  }
+}
+
+/** How long any lease of this schedule may stay held after its clicks: the bound the checker allows. */
+export function leaseBoundMs(schedule: Schedule): number {
+  const longestTtl = Math.max(schedule.settings.leaseTtlMs, schedule.ttlChange?.leaseTtlMs ?? 0);
+  const applyLimitMs = schedule.settings.provider.applyLimitMs as number;
+  return 3 * longestTtl + applyLimitMs + (schedule.settings.faults.stall?.ms ?? 0) + 2_000;
+}
+
+export const demoUsers = userIds;
