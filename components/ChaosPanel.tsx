@@ -2,8 +2,9 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, queryKeys, type LabPreset, type LabSettings, type ProviderEndpoint, type ScriptedOutcome } from "./api";
+import type { LabSettings, ProviderEndpoint, ScriptedOutcome } from "./api";
 import { Field, NumberField } from "./fields";
+import { presetsQuery } from "./queries";
 import { useLabSettings } from "./useLab";
 
 type Scope = "all" | ProviderEndpoint;
@@ -35,10 +36,7 @@ const latencyFields: Record<string, { field: ChaosField; label: string }[]> = {
 
 export function ChaosPanel() {
   const { settings, update } = useLabSettings();
-  const presets = useQuery({
-    queryKey: queryKeys.presets,
-    queryFn: () => api<{ presets: LabPreset[] }>("/api/lab/presets"),
-  });
+  const presets = useQuery(presetsQuery());
   const [scope, setScope] = useState<Scope>("all");
   if (!settings) return null;
 

@@ -2,9 +2,10 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, ApiError, queryKeys, type LabSettings, type Problem, type PromoteResult, type UserView } from "./api";
+import { api, ApiError, type Problem, type PromoteResult } from "./api";
 import { BurstControl } from "./BurstControl";
 import { EventsPanel } from "./EventsPanel";
+import { invalidateAfterSwitch, labSettingsQuery, userQuery } from "./queries";
 import { useNow } from "./useNow";
 
 /** One click on "Make primary" and what became of it. */
@@ -21,21 +22,15 @@ const newAttempt = (identityId: string): Attempt => ({ id: ++attemptCounter, ide
 
 export function IdentityPanel({ userId }: { userId: string }) {
   const queryClient = useQueryClient();
-  const settings = useQuery({ queryKey: queryKeys.lab, queryFn: () => api<LabSettings>("/api/lab") });
-  const user = useQuery({
-    queryKey: queryKeys.user(userId),
-    queryFn: () => api<UserView>(`/api/users/${userId}`),
-    refetchInterval: 1000,
-  });
+  const settings = useQuery(labSettingsQuery());
+  const user = useQuery(userQuery(userId));
   const [attempts, setAttempts] = useState<Attempt[]>([]);
   const promote = useMutation({
     mutationFn: (identityId: string) =>
       api<PromoteResult>(`/api/users/${userId}/primary`, { method: "POST", body: JSON.stringify({ identityId }) }),
+    // Not awaited: the click's outcome shows at once, not after the refetches.
     onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.user(userId) });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.audit });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.provider });
-      void queryClient.invalidateQueries({ queryKey: ["events", userId] });
+      void invalidateAfterSwitch(queryClient, userId);
     },
   });
 

@@ -1,7 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { api, queryKeys, type ProviderCall, type ProviderState } from "./api";
+import type { ProviderCall } from "./api";
+import { providerQuery } from "./queries";
 
 /** A stable color per operation, so the calls of one operation read as a group. */
 function operationHue(operationId: string): number {
@@ -31,11 +32,7 @@ function describeCall(call: ProviderCall): string {
 }
 
 export function ProviderPanel() {
-  const state = useQuery({
-    queryKey: queryKeys.provider,
-    queryFn: () => api<ProviderState>("/api/lab/provider"),
-    refetchInterval: 1000,
-  });
+  const state = useQuery(providerQuery());
   if (!state.data)
     return <section className="card">{state.error ? state.error.message : "Loading the provider…"}</section>;
   const groups = groupByOperation(state.data.calls).slice(0, 15);
