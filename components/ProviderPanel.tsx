@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { identityIdOf } from "@/db/schema";
 import type { ProviderCall } from "./api";
 import { providerQuery } from "./queries";
 
@@ -49,11 +50,14 @@ export function ProviderPanel() {
                 <code>{account.user_id}</code>
                 {account.identities.length > 1 && (
                   <ul>
-                    {account.identities.slice(1).map((identity) => (
-                      <li key={`${identity.provider}|${identity.user_id}`}>
-                        linked: <code>{`${identity.provider}|${identity.user_id}`}</code>
-                      </li>
-                    ))}
+                    {account.identities.slice(1).map((identity) => {
+                      const identityId = identityIdOf(identity.provider, identity.user_id);
+                      return (
+                        <li key={identityId}>
+                          linked: <code>{identityId}</code>
+                        </li>
+                      );
+                    })}
                   </ul>
                 )}
               </li>
