@@ -1,14 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { api, queryKeys, type AuditReport } from "./api";
+import { auditQuery } from "./queries";
 
 export function AuditPanel() {
-  const audit = useQuery({
-    queryKey: queryKeys.audit,
-    queryFn: () => api<AuditReport>("/api/lab/audit"),
-    refetchInterval: 1000,
-  });
+  const audit = useQuery(auditQuery());
   const report = audit.data;
   return (
     <section className="card" aria-labelledby="audit-heading">

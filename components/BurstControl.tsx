@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type BurstReport, type UserView } from "./api";
 import { Field, NumberField } from "./fields";
+import { invalidateAfterSwitch } from "./queries";
 
 /** "Fire N concurrent clicks": stages the race on the server, without a fast finger. */
 export function BurstControl({ user }: { user: UserView }) {
@@ -16,7 +17,7 @@ export function BurstControl({ user }: { user: UserView }) {
         method: "POST",
         body: JSON.stringify({ userId: user.id, count, ...(target ? { identityId: target } : {}) }),
       }),
-    onSettled: () => queryClient.invalidateQueries(),
+    onSettled: () => invalidateAfterSwitch(queryClient, user.id),
   });
 
   return (

@@ -2,15 +2,21 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, queryKeys, type LabPreset, type LabSettings, type ProviderEndpoint, type ScriptedOutcome } from "./api";
+import { bounds, latencyModes, providerEndpoints, scriptedOutcomes } from "@/lib/lab/settings-schema";
+import type { LabSettings, ProviderEndpoint, ScriptedOutcome } from "./api";
 import { Field, NumberField } from "./fields";
+import { presetsQuery } from "./queries";
 import { useLabSettings } from "./useLab";
 
 type Scope = "all" | ProviderEndpoint;
 type ChaosField = keyof LabSettings["provider"]["endpoints"]["link"];
+type LatencyMode = LabSettings["provider"]["latencyMode"];
 
-const endpoints: ProviderEndpoint[] = ["unlink", "link", "get"];
-const outcomes: ScriptedOutcome[] = ["ok", "500", "503", "429", "network-error", "timeout", "applied-late"];
+const latencyModeLabels: Record<LatencyMode, string> = {
+  fixed: "fixed ± jitter",
+  uniform: "uniform between two bounds",
+  longTail: "long tail (median and p99)",
+};
 const rateFields: { field: ChaosField; label: string }[] = [
   { field: "failureRate", label: "Error answers (%)" },
   { field: "networkErrorRate", label: "Network errors (%)" },
@@ -18,7 +24,7 @@ const rateFields: { field: ChaosField; label: string }[] = [
   { field: "rateLimitRate", label: "429 rate limited (%)" },
   { field: "appliedLateRate", label: "Applied but answered late (%)" },
 ];
-const latencyFields: Record<string, { field: ChaosField; label: string }[]> = {
+const latencyFields: Record<LatencyMode, { field: ChaosField; label: string }[]> = {
   fixed: [
     { field: "latencyMs", label: "Latency (ms)" },
     { field: "jitterMs", label: "Jitter ± (ms)" },
@@ -35,10 +41,7 @@ const latencyFields: Record<string, { field: ChaosField; label: string }[]> = {
 
 export function ChaosPanel() {
   const { settings, update } = useLabSettings();
-  const presets = useQuery({
-    queryKey: queryKeys.presets,
-    queryFn: () => api<{ presets: LabPreset[] }>("/api/lab/presets"),
-  });
+  const presets = useQuery(presetsQuery());
   const [scope, setScope] = useState<Scope>("all");
   if (!settings) return null;
 
@@ -49,7 +52,7 @@ export function ChaosPanel() {
   const inherited = (field: ChaosField) => provider[field];
   const patch = (field: ChaosField, value: unknown) =>
     update.mutate({ provider: scope === "all" ? { [field]: value } : { endpoints: { [scope]: { [field]: value } } } });
-  const latencyMode = (valueOf("latencyMode") ?? provider.latencyMode) as string;
+  const latencyMode = (valueOf("latencyMode") ?? provider.latencyMode) as LatencyMode;
 
   return (
     <section className="card" aria-labelledby="chaos-heading">
@@ -90,7 +93,7 @@ export function ChaosPanel() {
         {(id) => (
           <select id={id} value={scope} onChange={(event) => setScope(event.target.value as Scope)}>
             <option value="all">every endpoint</option>
-            {endpoints.map((endpoint) => (
+            {providerEndpoints.map((endpoint) => (
               <option key={endpoint} value={endpoint}>
                 the {endpoint} endpoint only
               </option>
@@ -107,21 +110,22 @@ export function ChaosPanel() {
             onChange={(event) => patch("latencyMode", event.target.value || null)}
           >
             {overrides && <option value="">inherit ({provider.latencyMode})</option>}
-            <option value="fixed">fixed ± jitter</option>
-            <option value="uniform">uniform between two bounds</option>
-            <option value="longTail">long tail (median and p99)</option>
+            {latencyModes.map((mode) => (
+              <option key={mode} value={mode}>
+                {latencyModeLabels[mode]}
+              </option>
+            ))}
           </select>
         )}
       </Field>
-      {latencyFields[latencyMode]!.map(({ field, label }) => (
+      {latencyFields[latencyMode].map(({ field, label }) => (
         <NumberField
           key={`${scope}-${field}`}
           label={label}
           value={valueOf(field) as number | null}
           placeholder={`inherits ${String(inherited(field))}`}
           nullable={scope !== "all"}
-          min={0}
-          max={60000}
+          {...bounds.milliseconds}
           step={50}
           onCommit={(value) => patch(field, value)}
         />
@@ -161,8 +165,7 @@ export function ChaosPanel() {
         value={valueOf("retryAfterSeconds") as number | null}
         placeholder={`inherits ${provider.retryAfterSeconds}`}
         nullable={scope !== "all"}
-        min={0}
-        max={60}
+        {...bounds.retryAfterSeconds}
         step={1}
         onCommit={(value) => patch("retryAfterSeconds", value)}
       />
@@ -172,8 +175,7 @@ export function ChaosPanel() {
         value={provider.seed}
         placeholder="random"
         nullable
-        min={0}
-        max={2147483647}
+        {...bounds.seed}
         step={1}
         onCommit={(seed) => update.mutate({ provider: { seed } })}
       />
@@ -181,7 +183,7 @@ export function ChaosPanel() {
       <p className="explanation">
         Each queued outcome is used by exactly one call to that endpoint, before any random roll.
       </p>
-      {endpoints.map((endpoint) => (
+      {providerEndpoints.map((endpoint) => (
         <ScriptRow
           key={endpoint}
           endpoint={endpoint}
@@ -215,13 +217,18 @@ function ScriptRow({
         value={next}
         onChange={(event) => setNext(event.target.value as ScriptedOutcome)}
       >
-        {outcomes.map((outcome) => (
+        {scriptedOutcomes.map((outcome) => (
           <option key={outcome} value={outcome}>
             {outcome}
           </option>
         ))}
       </select>
-      <button type="button" className="quiet" onClick={() => onChange([...queue, next])} disabled={queue.length >= 20}>
+      <button
+        type="button"
+        className="quiet"
+        onClick={() => onChange([...queue, next])}
+        disabled={queue.length >= bounds.scriptLength}
+      >
         Queue
       </button>
       <button type="button" className="quiet" onClick={() => onChange([])} disabled={queue.length === 0}>

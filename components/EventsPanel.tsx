@@ -1,7 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { api, type OperationEvent } from "./api";
+import type { OperationEvent } from "./api";
+import { eventsQuery } from "./queries";
 
 const kindLabels: Record<OperationEvent["kind"], string> = {
   "lease-taken-over": "Lease taken over",
@@ -13,11 +14,7 @@ const kindLabels: Record<OperationEvent["kind"], string> = {
 
 /** The lab's narration for one user: what the safeguards did, in words, as it happens. */
 export function EventsPanel({ userId }: { userId: string }) {
-  const events = useQuery({
-    queryKey: ["events", userId],
-    queryFn: () => api<{ events: OperationEvent[] }>(`/api/lab/events?userId=${encodeURIComponent(userId)}`),
-    refetchInterval: 1000,
-  });
+  const events = useQuery(eventsQuery(userId));
   const list = events.data?.events ?? [];
   return (
     <section aria-labelledby="events-heading" className="events">

@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import { bounds, stallPoints } from "@/lib/lab/settings-schema";
 import type { StallPoint } from "./api";
 import { Field, NumberField } from "./fields";
 import { useLabSettings } from "./useLab";
@@ -26,15 +27,21 @@ export function FaultControls() {
       <Field label="Pause the next operation">
         {(id) => (
           <select id={id} value={at} onChange={(event) => setAt(event.target.value as StallPoint)}>
-            {Object.entries(stallLabels).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
+            {stallPoints.map((point) => (
+              <option key={point} value={point}>
+                {stallLabels[point]}
               </option>
             ))}
           </select>
         )}
       </Field>
-      <NumberField label="for (ms)" value={ms} min={0} max={60000} step={500} onCommit={(value) => setMs(value ?? 0)} />
+      <NumberField
+        label="for (ms)"
+        value={ms}
+        {...bounds.milliseconds}
+        step={500}
+        onCommit={(value) => setMs(value ?? 0)}
+      />
       <div className="row">
         <button type="button" className="quiet" onClick={() => update.mutate({ faults: { stall: { at, ms } } })}>
           Arm the pause
@@ -52,8 +59,7 @@ export function FaultControls() {
         label="Failing release attempts"
         hint="4 or more: every attempt fails and the TTL frees the lease"
         value={settings.faults.releaseFailures}
-        min={0}
-        max={10}
+        {...bounds.releaseFailures}
         step={1}
         onCommit={(releaseFailures) => update.mutate({ faults: { releaseFailures } })}
       />

@@ -1,25 +1,19 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, ApiError, queryKeys } from "./api";
+import { api } from "./api";
 import { AuditPanel } from "./AuditPanel";
 import { ChaosPanel } from "./ChaosPanel";
 import { IdentityPanel } from "./IdentityPanel";
 import { LabPanel } from "./LabPanel";
 import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
+import { queryKeys, sessionQuery } from "./queries";
 import { SignIn } from "./SignIn";
 
 export function LabApp() {
   const queryClient = useQueryClient();
-  const session = useQuery({
-    queryKey: queryKeys.session,
-    queryFn: () =>
-      api<{ userId: string }>("/api/session").catch((error: unknown) => {
-        if (error instanceof ApiError && error.problem.status === 401) return null;
-        throw error;
-      }),
-  });
+  const session = useQuery(sessionQuery());
   const signOut = useMutation({
     mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
     onSuccess: () => queryClient.setQueryData(queryKeys.session, null),

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { bounds, strategies } from "@/lib/lab/settings-schema";
 import { api, type Strategy } from "./api";
 import { FaultControls } from "./FaultControls";
 import { Field, NumberField } from "./fields";
@@ -54,9 +55,9 @@ export function LabPanel() {
             value={settings.strategy}
             onChange={(event) => update.mutate({ strategy: event.target.value as Strategy })}
           >
-            {Object.entries(strategyInfo).map(([value, info]) => (
-              <option key={value} value={value}>
-                {info.label}
+            {strategies.map((strategy) => (
+              <option key={strategy} value={strategy}>
+                {strategyInfo[strategy].label}
               </option>
             ))}
           </select>
@@ -66,16 +67,14 @@ export function LabPanel() {
       <NumberField
         label="Lease TTL (ms)"
         value={settings.leaseTtlMs}
-        min={500}
-        max={120000}
+        {...bounds.leaseTtlMs}
         step={500}
         onCommit={(leaseTtlMs) => update.mutate({ leaseTtlMs })}
       />
       <NumberField
         label="Connection pool size"
         value={settings.poolSize}
-        min={1}
-        max={20}
+        {...bounds.poolSize}
         step={1}
         onCommit={(poolSize) => update.mutate({ poolSize })}
       />

@@ -1,14 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { api, queryKeys, type PoolStats } from "./api";
+import { poolQuery } from "./queries";
 
 export function PoolPanel() {
-  const pool = useQuery({
-    queryKey: queryKeys.pool,
-    queryFn: () => api<PoolStats>("/api/lab/pool"),
-    refetchInterval: 300,
-  });
+  const pool = useQuery(poolQuery());
   if (!pool.data) return null;
   const { size, inUse, idle, waiting } = pool.data;
   return (

@@ -1,7 +1,9 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { api, queryKeys, type ProviderCall, type ProviderState } from "./api";
+import { identityIdOf } from "@/db/schema";
+import type { ProviderCall } from "./api";
+import { providerQuery } from "./queries";
 
 /** A stable color per operation, so the calls of one operation read as a group. */
 function operationHue(operationId: string): number {
@@ -31,11 +33,7 @@ function describeCall(call: ProviderCall): string {
 }
 
 export function ProviderPanel() {
-  const state = useQuery({
-    queryKey: queryKeys.provider,
-    queryFn: () => api<ProviderState>("/api/lab/provider"),
-    refetchInterval: 1000,
-  });
+  const state = useQuery(providerQuery());
   if (!state.data)
     return <section className="card">{state.error ? state.error.message : "Loading the provider…"}</section>;
   const groups = groupByOperation(state.data.calls).slice(0, 15);
@@ -52,11 +50,14 @@ export function ProviderPanel() {
                 <code>{account.user_id}</code>
                 {account.identities.length > 1 && (
                   <ul>
-                    {account.identities.slice(1).map((identity) => (
-                      <li key={`${identity.provider}|${identity.user_id}`}>
-                        linked: <code>{`${identity.provider}|${identity.user_id}`}</code>
-                      </li>
-                    ))}
+                    {account.identities.slice(1).map((identity) => {
+                      const identityId = identityIdOf(identity.provider, identity.user_id);
+                      return (
+                        <li key={identityId}>
+                          linked: <code>{identityId}</code>
+                        </li>
+                      );
+                    })}
                   </ul>
                 )}
               </li>

@@ -1,11 +1,12 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, queryKeys, type UserSummary } from "./api";
+import { api } from "./api";
+import { queryKeys, usersQuery } from "./queries";
 
 export function SignIn() {
   const queryClient = useQueryClient();
-  const users = useQuery({ queryKey: queryKeys.users, queryFn: () => api<{ users: UserSummary[] }>("/api/users") });
+  const users = useQuery(usersQuery());
   const signIn = useMutation({
     mutationFn: (userId: string) => api<void>("/api/session", { method: "POST", body: JSON.stringify({ userId }) }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.session }),

@@ -43,14 +43,3 @@ export interface UserSummary {
   id: string;
   displayName: string;
 }
-
-export const queryKeys = {
-  session: ["session"] as const,
-  users: ["users"] as const,
-  user: (userId: string) => ["user", userId] as const,
-  lab: ["lab"] as const,
-  audit: ["audit"] as const,
-  provider: ["provider"] as const,
-  pool: ["pool"] as const,
-  presets: ["presets"] as const,
-};

@@ -1,0 +1,59 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, ApiError, type Problem, type PromoteResult } from "./api";
+import { invalidateAfterSwitch } from "./queries";
+
+/** One click on "Make primary" and what became of it. */
+export interface Attempt {
+  id: number;
+  identityId: string;
+  startedAt: number;
+  result?: PromoteResult;
+  problem?: Problem;
+}
+
+let attemptCounter = 0;
+const newAttempt = (identityId: string): Attempt => ({ id: ++attemptCounter, identityId, startedAt: Date.now() });
+
+/** Only the latest attempts are kept: a row shows its last few. */
+const attemptsKept = 20;
+
+/** "Make primary" for one user: each click sends its request and becomes an attempt with its outcome. */
+export function usePromote(userId: string) {
+  const queryClient = useQueryClient();
+  // Each click's own outcome: the mutation's state would only show the latest of concurrent clicks.
+  const [attempts, setAttempts] = useState<Attempt[]>([]);
+  const promote = useMutation({
+    mutationFn: (identityId: string) =>
+      api<PromoteResult>(`/api/users/${userId}/primary`, { method: "POST", body: JSON.stringify({ identityId }) }),
+    // Not awaited: the click's outcome shows at once, not after the refetches.
+    onSettled: () => {
+      void invalidateAfterSwitch(queryClient, userId);
+    },
+  });
+
+  function makePrimary(identityId: string) {
+    const attempt = newAttempt(identityId);
+    const settle = (outcome: Partial<Attempt>) =>
+      setAttempts((all) => all.map((each) => (each.id === attempt.id ? { ...each, ...outcome } : each)));
+    setAttempts((all) => [...all, attempt].slice(-attemptsKept));
+    promote.mutateAsync(identityId).then(
+      (result) => settle({ result }),
+      (error: unknown) => settle({ problem: error instanceof ApiError ? error.problem : unexpected(error) }),
+    );
+  }
+
+  const pending = attempts.some((attempt) => !attempt.result && !attempt.problem);
+  return { attempts, pending, makePrimary };
+}
+
+function unexpected(error: unknown): Problem {
+  return {
+    type: "about:blank",
+    title: "Request failed",
+    status: 0,
+    detail: error instanceof Error ? error.message : String(error),
+  };
+}
