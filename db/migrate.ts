@@ -3,6 +3,7 @@ import * as initial from "./migrations/0001_initial";
 import * as labStrategiesAndChaos from "./migrations/0002_lab_strategies_and_chaos";
 import * as recoveryFencingIdempotency from "./migrations/0003_recovery_fencing_idempotency";
 import * as leaseLockedUntil from "./migrations/0004_lease_locked_until";
+import * as sessions from "./migrations/0005_sessions";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   "0002_lab_strategies_and_chaos": labStrategiesAndChaos,
   "0003_recovery_fencing_idempotency": recoveryFencingIdempotency,
   "0004_lease_locked_until": leaseLockedUntil,
+  "0005_sessions": sessions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
