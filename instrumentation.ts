@@ -4,19 +4,24 @@ export async function register(): Promise<void> {
   const { config } = await import("./lib/core/config");
   if (config.simulateProvider) {
     const { startSimulatedProvider } = await import("./lib/provider-sim/server");
-    await startSimulatedProvider();
+    // Without its database the provider still intercepts; its accounts are seeded by the next lab reset.
+    await startSimulatedProvider().catch((error: unknown) =>
+      console.error("[start-up] the simulated provider could not seed its accounts:", error),
+    );
   }
-  if (config.databaseUrl) {
-    const [{ applyStoredPoolSize }, { appDb }] = await Promise.all([
+  if (config.databaseUrl && config.labEnabled) {
+    const [{ followLabSettings }, { appDb }] = await Promise.all([
       import("./lib/lab/settings"),
       import("./lib/core/db"),
     ]);
-    await applyStoredPoolSize(appDb()).catch((error: unknown) =>
-      console.error("[start-up] could not read the lab settings:", error),
-    );
-    const [{ startReconciler }, { appIdentityProvider }] = await Promise.all([
+    followLabSettings(appDb());
+  }
+  if (config.databaseUrl) {
+    // Half-done switches are settled in the background with the lab on or off (it is the product's).
+    const [{ startReconciler }, { appIdentityProvider }, { appDb }] = await Promise.all([
       import("./lib/lab/reconciler"),
       import("./lib/web/app-provider"),
+      import("./lib/core/db"),
     ]);
     startReconciler(appDb(), appIdentityProvider);
   }

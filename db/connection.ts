@@ -2,9 +2,47 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema";
 
+/**
+ * How long anything may wait for the database, so that a dead or stalled one gives errors instead of
+ * requests that hang. The lab's `transaction` and `advisory` strategies deliberately hold a connection
+ * (and an open transaction) for a whole switch, and queue the other requests behind it, so:
+ * - connecting: 5 s. A server that is up answers in milliseconds; a dead one refuses at once.
+ * - waiting for a pooled connection: 60 s. Those strategies make requests queue for the pool for several
+ *   seconds (the tests and the bench: under 10 s); a 50-click burst under `transaction` at the default
+ *   latency queues longer, and its tail is refused: an exhausted pool, shown as 503s.
+ * - a statement: 60 s, a lock wait: 50 s. The app's own queries take milliseconds; the long waits are the
+ *   strategies' row and advisory locks, each waiting for at most (pool size − 1) switches ahead of it.
+ *   Lower than the statement's, so a lock wait fails as `lock_not_available`, told apart from a slow query.
+ * - idle in a transaction: 180 s. `transaction` and `advisory` sit idle in theirs while the provider
+ *   answers, for at most the lease TTL (≤ 120 s); only a leaked transaction lives longer.
+ */
+export const databaseTimeouts = {
+  connectMs: 5_000,
+  poolCheckoutMs: 60_000,
+  statementMs: 60_000,
+  lockMs: 50_000,
+  idleInTransactionMs: 180_000,
+};
+
+// pg-pool uses its `connectionTimeoutMillis` both for the wait for a free connection and for connecting;
+// the client's own, shorter, timeout bounds the connecting.
+class TimedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: databaseTimeouts.connectMs });
+  }
+}
+
 // bigint columns (fences, sequence numbers) stay strings unless asked; counts we convert where read.
 export function createDb<DB = Database>(connectionString: string, poolSize = 10): { db: Kysely<DB>; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString, max: poolSize });
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    Client: TimedClient as unknown as new () => pg.ClientBase,
+    connectionTimeoutMillis: databaseTimeouts.poolCheckoutMs,
+    statement_timeout: databaseTimeouts.statementMs,
+    lock_timeout: databaseTimeouts.lockMs,
+    idle_in_transaction_session_timeout: databaseTimeouts.idleInTransactionMs,
+  });
   // An idle client losing its server (a restarted database) must not crash the process.
   pool.on("error", (error) => console.error("[db] idle client error:", error.message));
   return { db: kyselyOn<DB>(pool), pool };

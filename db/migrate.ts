@@ -3,6 +3,7 @@ import * as initial from "./migrations/0001_initial";
 import * as labStrategiesAndChaos from "./migrations/0002_lab_strategies_and_chaos";
 import * as recoveryFencingIdempotency from "./migrations/0003_recovery_fencing_idempotency";
 import * as leaseLockedUntil from "./migrations/0004_lease_locked_until";
+import * as sessions from "./migrations/0005_sessions";
 import * as journalInFlight from "./migrations/0006_journal_in_flight";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
@@ -11,14 +12,14 @@ const migrations: Record<string, Migration> = {
   "0002_lab_strategies_and_chaos": labStrategiesAndChaos,
   "0003_recovery_fencing_idempotency": recoveryFencingIdempotency,
   "0004_lease_locked_until": leaseLockedUntil,
+  "0005_sessions": sessions,
   "0006_journal_in_flight": journalInFlight,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
-  // Unordered: migrations written side by side (0005, 0006) may land in either order.
-  const { error, results } = await new Migrator({ db, provider, allowUnorderedMigrations: true }).migrateToLatest();
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   for (const result of results ?? []) {
     if (result.status === "Error") throw new Error(`migration ${result.migrationName} failed`, { cause: error });
   }

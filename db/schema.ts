@@ -85,6 +85,14 @@ export interface AppSecretTable {
   session_key: ColumnType<string, never, never>;
 }
 
+/** A signed-in session: its cookie works while this row exists and has not expired. */
+export interface SessionsTable {
+  id: Generated<string>;
+  user_id: string;
+  expires_at: Date;
+  created_at: ColumnType<Date, never, never>;
+}
+
 export interface Database {
   users: UsersTable;
   identities: IdentitiesTable;
@@ -93,4 +101,5 @@ export interface Database {
   operation_events: OperationEventsTable;
   idempotency_records: IdempotencyRecordsTable;
   app_secret: AppSecretTable;
+  sessions: SessionsTable;
 }

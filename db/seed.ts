@@ -1,6 +1,15 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "./schema";
 import { identityId, seedUsers } from "./seed-data";
+
+/**
+ * Taken first by every transaction that replaces seeded state wholesale (this one and the simulated
+ * provider's reset): two resets at once (one per app instance) would each delete what the other had
+ * not yet committed and insert on top of the other's rows, failing on a key. One at a time, they cannot.
+ */
+export async function lockForReset<DB>(trx: Transaction<DB>): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext('lease-lock-lab.reset'))`.execute(trx);
+}
 
 /**
  * Puts the app's users and identities back to the demo seed; leases, journals, idempotency records,
@@ -8,6 +17,7 @@ import { identityId, seedUsers } from "./seed-data";
  */
 export async function seedAppData(db: Kysely<Database>): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await lockForReset(trx);
     await trx.deleteFrom("identities").execute();
     await trx.deleteFrom("users").execute();
     await trx.deleteFrom("lab_settings").execute();

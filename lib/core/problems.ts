@@ -193,3 +193,38 @@ export class RecoveryFailed extends Problem {
     });
   }
 }
+
+export class UnsupportedMediaType extends Problem {
+  constructor(contentType: string | null) {
+    super(
+      415,
+      "unsupported-media-type",
+      "The body must be JSON",
+      `A request body must be sent as application/json, not ${contentType ?? "without a Content-Type"}.`,
+    );
+  }
+}
+
+export class CrossSiteRequest extends Problem {
+  constructor(reason: string) {
+    super(
+      403,
+      "csrf",
+      "Cross-site request refused",
+      `A request that changes state must come from this app: ${reason}.`,
+    );
+  }
+}
+
+export class DatabaseUnavailable extends Problem {
+  constructor() {
+    super(
+      503,
+      "database-unavailable",
+      "The database cannot be reached",
+      "The app could not reach its database in time; try again shortly.",
+      {},
+      { "Retry-After": "5" },
+    );
+  }
+}

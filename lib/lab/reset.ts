@@ -4,10 +4,12 @@ import { seedAppData } from "../../db/seed";
 import { applyPoolSize } from "../core/db";
 import { resetProvider } from "../provider-sim/lab-client";
 import { defaultLabSettings } from "./settings-schema";
+import { publishLabSettings } from "./settings-store";
 
 /** Everything back to the seed: users, identities, leases, settings, provider state and its call log. */
 export async function resetLab(db: Kysely<Database>): Promise<void> {
   await seedAppData(db);
+  await publishLabSettings(db, defaultLabSettings);
   await resetProvider();
   await applyPoolSize(defaultLabSettings.poolSize);
 }

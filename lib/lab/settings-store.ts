@@ -5,6 +5,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
+import { notify } from "../core/notifications";
 import { parseOrThrow } from "../core/validation";
 import { deepMerge } from "./deep-merge";
 import {
@@ -23,13 +24,24 @@ export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings>
   return row ? settingsFrom(row.settings) : defaultLabSettings;
 }
 
+/** Every instance hears the settings in force on this channel (the whole document as JSON) when they change. */
+export const labSettingsChannel = "lab_settings";
+
+/** Tells every app instance the settings in force; sent at commit when `db` is a transaction. */
+export const publishLabSettings = (db: Kysely<Database>, settings: LabSettings): Promise<void> =>
+  notify(db, labSettingsChannel, JSON.stringify(settings));
+
 export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
   const next = parseOrThrow(labSettingsSchema, deepMerge(await getLabSettings(db), patch), "body");
-  await db
-    .insertInto("lab_settings")
-    .values({ settings: JSON.stringify(next) })
-    .onConflict((conflict) => conflict.column("id").doUpdateSet({ settings: JSON.stringify(next) }))
-    .execute();
+  // Written and announced in one transaction, so the announcements arrive in the order the writes committed.
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("lab_settings")
+      .values({ settings: JSON.stringify(next) })
+      .onConflict((conflict) => conflict.column("id").doUpdateSet({ settings: JSON.stringify(next) }))
+      .execute();
+    await publishLabSettings(trx, next);
+  });
   return next;
 }
 
@@ -70,7 +82,7 @@ export function takeStall(db: Kysely<Database>): Promise<{ at: StallPoint; ms: n
 }
 
 // Stored settings from an older shape fall back to the defaults field by field.
-function settingsFrom(stored: unknown): LabSettings {
+export function settingsFrom(stored: unknown): LabSettings {
   const parsed = labSettingsSchema.safeParse(deepMerge(defaultLabSettings, stored));
   return parsed.success ? parsed.data : defaultLabSettings;
 }

@@ -3,9 +3,10 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import { applyPoolSize } from "../core/db";
+import { subscribe } from "../core/notifications";
 import { LabDisabled } from "../core/problems";
 import type { LabSettings } from "./settings-schema";
-import { getLabSettings, updateLabSettings } from "./settings-store";
+import { getLabSettings, labSettingsChannel, settingsFrom, updateLabSettings } from "./settings-store";
 
 export function requireLab(): void {
   if (!config.labEnabled) throw new LabDisabled();
@@ -18,7 +19,15 @@ export async function changeLabSettings(db: Kysely<Database>, patch: unknown): P
   return settings;
 }
 
-/** At start-up: this instance's pool takes the size the shared settings say. */
-export async function applyStoredPoolSize(db: Kysely<Database>): Promise<void> {
-  await applyPoolSize((await getLabSettings(db)).poolSize);
+/**
+ * From start-up on: this instance's pool takes the size the shared settings say, when it starts listening
+ * (and again after a lost connection, for what it missed) and whenever any instance changes them.
+ */
+export function followLabSettings(db: Kysely<Database>): void {
+  const applyLogged = (applying: Promise<void>) =>
+    applying.catch((error: unknown) => console.error("[lab] could not apply the lab settings:", error));
+  subscribe(labSettingsChannel, {
+    onMessage: (payload) => void applyLogged(applyPoolSize(settingsFrom(JSON.parse(payload)).poolSize)),
+    onConnect: () => void applyLogged(getLabSettings(db).then((settings) => applyPoolSize(settings.poolSize))),
+  });
 }

@@ -4,6 +4,7 @@
  */
 import { sql, type Kysely, type Transaction } from "kysely";
 import { identityIdOf } from "../../db/schema";
+import { lockForReset } from "../../db/seed";
 import type { IdpDatabase } from "./schema";
 
 export interface IdpIdentity {
@@ -138,6 +139,7 @@ export async function seedIfEmpty(db: Kysely<IdpDatabase>, accounts: SeedAccount
 /** Replaces the whole provider state (accounts and call log) with `accounts`. */
 export async function resetProviderState(db: Kysely<IdpDatabase>, accounts: SeedAccounts): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await lockForReset(trx);
     await trx.deleteFrom("idp.identities").execute();
     await trx.deleteFrom("idp.accounts").execute();
     await trx.deleteFrom("idp.calls").execute();

@@ -1,14 +1,19 @@
 /**
- * Signed session values: `<userId>.<HMAC-SHA256>`. The key is made by the database at migration, so
- * every app instance on the same database accepts the same sessions without configuration.
+ * Sessions: a row per sign-in (`sessions`), and a cookie value `<sessionId>.<expiresAt>.<HMAC-SHA256>`
+ * naming it. The HMAC's key is made by the database at migration, so every app instance on the same
+ * database accepts the same sessions without configuration. A value works until its expiry (signed, so
+ * it cannot be extended) and while its row exists: signing out deletes the row, so a replayed cookie
+ * is refused.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { NotSignedIn, NotYourUser } from "../core/problems";
-import { userIdSchema } from "../switch/users";
 
 export const sessionCookieName = "lab_session";
+
+/** How long a sign-in lasts: a working day. */
+export const sessionTtlSeconds = 12 * 60 * 60;
 
 const keyCache = new WeakMap<Kysely<Database>, Promise<string>>();
 
@@ -20,26 +25,60 @@ function sessionKey(db: Kysely<Database>): Promise<string> {
       .select("session_key")
       .executeTakeFirstOrThrow()
       .then((row) => row.session_key);
+    // A failed read (the database unreachable) is not kept: the next request tries again.
+    key.catch(() => keyCache.delete(db));
     keyCache.set(db, key);
   }
   return key;
 }
 
-const sign = (key: string, userId: string): string => createHmac("sha256", key).update(userId).digest("base64url");
+const sign = (key: string, payload: string): string => createHmac("sha256", key).update(payload).digest("base64url");
 
+/** Signs `userId` in: a new session row, and the cookie value naming it. */
 export async function createSessionValue(db: Kysely<Database>, userId: string): Promise<string> {
-  return `${userId}.${sign(await sessionKey(db), userId)}`;
+  await db
+    .deleteFrom("sessions")
+    .where("expires_at", "<", sql<Date>`now()`)
+    .execute();
+  const session = await db
+    .insertInto("sessions")
+    .values({ user_id: userId, expires_at: sql<Date>`now() + make_interval(secs => ${sessionTtlSeconds})` })
+    .returning(["id", "expires_at"])
+    .executeTakeFirstOrThrow();
+  const payload = `${session.id}.${Math.floor(session.expires_at.getTime() / 1000)}`;
+  return `${payload}.${sign(await sessionKey(db), payload)}`;
 }
 
-/** The signed-in user's id, or null for a missing, malformed or forged value. */
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The session id a value names, or null for a malformed, forged or expired value. */
+async function verifiedSessionId(db: Kysely<Database>, value: string | undefined): Promise<string | null> {
+  const [sessionId, expiresAt, signature, ...rest] = value?.split(".") ?? [];
+  if (!sessionId || !expiresAt || !signature || rest.length > 0) return null;
+  if (!uuidPattern.test(sessionId) || !/^\d{1,12}$/.test(expiresAt)) return null;
+  const expected = Buffer.from(sign(await sessionKey(db), `${sessionId}.${expiresAt}`));
+  const given = Buffer.from(signature);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+  return Number(expiresAt) * 1000 > Date.now() ? sessionId : null;
+}
+
+/** The signed-in user's id, or null for a missing, malformed, forged, expired or signed-out value. */
 export async function readSessionValue(db: Kysely<Database>, value: string | undefined): Promise<string | null> {
-  if (!value) return null;
-  const dot = value.lastIndexOf(".");
-  const userId = value.slice(0, dot);
-  if (dot < 1 || !userIdSchema.safeParse(userId).success) return null;
-  const expected = Buffer.from(sign(await sessionKey(db), userId));
-  const given = Buffer.from(value.slice(dot + 1));
-  return expected.length === given.length && timingSafeEqual(expected, given) ? userId : null;
+  const sessionId = await verifiedSessionId(db, value);
+  if (!sessionId) return null;
+  const session = await db
+    .selectFrom("sessions")
+    .select("user_id")
+    .where("id", "=", sessionId)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .executeTakeFirst();
+  return session?.user_id ?? null;
+}
+
+/** Signs out: the session's row goes, so the value no longer works anywhere, even replayed. */
+export async function revokeSessionValue(db: Kysely<Database>, value: string | undefined): Promise<void> {
+  const sessionId = await verifiedSessionId(db, value);
+  if (sessionId) await db.deleteFrom("sessions").where("id", "=", sessionId).execute();
 }
 
 /** Authorizes a call on `userId`'s resources: 401 without a session, 403 for another user's id. */

@@ -22,6 +22,8 @@ export async function startApp(options: {
   databaseUrl: string;
   port: number;
   env?: Record<string, string>;
+  /** The status `GET /api/users` answers once the app is up: 200, or 503 when it has no database. */
+  readyStatus?: number;
 }): Promise<RunningApp> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID")))
     throw new Error("no production build: run `npm run build` first");
@@ -53,7 +55,7 @@ export async function startApp(options: {
     if (child.exitCode !== null) break;
     if (
       await fetch(`${baseUrl}/api/users`).then(
-        (response) => response.ok,
+        (response) => response.status === (options.readyStatus ?? 200),
         () => false,
       )
     ) {

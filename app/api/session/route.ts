@@ -1,9 +1,15 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { z } from "zod";
 import { appDb } from "@/lib/core/db";
-import { parseJsonBody, respond } from "@/lib/web/http";
+import { parseJsonBody, respond, servedOverHttps } from "@/lib/web/http";
 import { NotSignedIn, UserNotFound } from "@/lib/core/problems";
-import { createSessionValue, readSessionValue, sessionCookieName } from "@/lib/web/session";
+import {
+  createSessionValue,
+  readSessionValue,
+  revokeSessionValue,
+  sessionCookieName,
+  sessionTtlSeconds,
+} from "@/lib/web/session";
 import { findUser, userIdSchema } from "@/lib/switch/users";
 
 const bodySchema = z.strictObject({ userId: userIdSchema });
@@ -17,16 +23,22 @@ export async function POST(request: NextRequest): Promise<Response> {
     response.cookies.set(sessionCookieName, await createSessionValue(db, userId), {
       httpOnly: true,
       sameSite: "lax",
+      secure: servedOverHttps(request),
+      maxAge: sessionTtlSeconds,
       path: "/",
     });
     return response;
   });
 }
 
-export async function DELETE(): Promise<Response> {
-  const response = new NextResponse(null, { status: 204 });
-  response.cookies.delete(sessionCookieName);
-  return response;
+/** Signs out: the session is revoked (its cookie value stops working, even replayed) and the cookie cleared. */
+export async function DELETE(request: NextRequest): Promise<Response> {
+  return respond(async () => {
+    await revokeSessionValue(appDb(), request.cookies.get(sessionCookieName)?.value);
+    const response = new NextResponse(null, { status: 204 });
+    response.cookies.delete(sessionCookieName);
+    return response;
+  });
 }
 
 /** Who is signed in here (an extension of the contract, for the page). */

@@ -1,0 +1,111 @@
+/**
+ * PostgreSQL LISTEN/NOTIFY between app instances. Each process listens on one dedicated connection (not
+ * from the pool, which the lab exhausts on purpose), shared by every subscriber and opened again after an
+ * error; a subscriber's `onConnect` runs after every (re)connection, to catch up on what it missed.
+ */
+import { sql, type Kysely } from "kysely";
+import pg from "pg";
+import { databaseTimeouts } from "../../db/connection";
+import { config } from "./config";
+
+export interface Subscriber {
+  onMessage(payload: string): void;
+  onConnect?(): void;
+}
+
+interface Listener {
+  subscribers: Map<string, Set<Subscriber>>;
+  client: pg.Client | null;
+  connecting: boolean;
+  retryDelayMs: number;
+}
+
+// One listener per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
+const holder = globalThis as typeof globalThis & { __leaseLockLabListener?: Listener };
+const listener = (holder.__leaseLockLabListener ??= {
+  subscribers: new Map(),
+  client: null,
+  connecting: false,
+  retryDelayMs: 0,
+});
+
+const firstRetryDelayMs = 500;
+const maxRetryDelayMs = 10_000;
+const channelPattern = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Calls `subscriber` for every notification on `channel`, from any app instance; returns the unsubscribe. */
+export function subscribe(channel: string, subscriber: Subscriber): () => void {
+  if (!channelPattern.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  const subscribers = listener.subscribers.get(channel) ?? new Set();
+  listener.subscribers.set(channel, subscribers.add(subscriber));
+  // A LISTEN that fails with its connection is issued again, for every channel, when it reconnects.
+  if (listener.client) listen(listener.client, channel).catch(() => {});
+  else void connect();
+  return () => {
+    subscribers.delete(subscriber);
+    if (subscribers.size > 0) return;
+    listener.subscribers.delete(channel);
+    listener.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
+  };
+}
+
+/** Sends `payload` (under 8,000 bytes) to every instance's subscribers of `channel`, at commit. */
+export async function notify<DB>(db: Kysely<DB>, channel: string, payload: string): Promise<void> {
+  await sql`SELECT pg_notify(${channel}, ${payload})`.execute(db);
+}
+
+async function connect(): Promise<void> {
+  if (listener.connecting || listener.client) return;
+  listener.connecting = true;
+  const client = new pg.Client({
+    connectionString: config.databaseUrl,
+    connectionTimeoutMillis: databaseTimeouts.connectMs,
+    keepAlive: true,
+  });
+  client.on("notification", ({ channel, payload }) => {
+    for (const subscriber of listener.subscribers.get(channel) ?? []) run(() => subscriber.onMessage(payload ?? ""));
+  });
+  let dropped = false;
+  const drop = (error: unknown) => {
+    if (dropped) return;
+    dropped = true;
+    lost(client, error);
+  };
+  client.on("error", drop);
+  client.on("end", () => drop(new Error("connection ended")));
+  try {
+    await client.connect();
+    listener.client = client;
+    await Promise.all([...listener.subscribers.keys()].map((channel) => listen(client, channel)));
+    listener.retryDelayMs = 0;
+    for (const subscribers of listener.subscribers.values()) {
+      for (const subscriber of subscribers) run(() => subscriber.onConnect?.());
+    }
+  } catch (error) {
+    drop(error);
+  } finally {
+    listener.connecting = false;
+  }
+}
+
+async function listen(client: pg.Client, channel: string): Promise<void> {
+  await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+}
+
+/** The connection failed or dropped: close it and try again, backing off while the database stays away. */
+function lost(client: pg.Client, error: unknown): void {
+  if (listener.client && listener.client !== client) return;
+  listener.client = null;
+  client.end().catch(() => {});
+  listener.retryDelayMs = Math.min(maxRetryDelayMs, Math.max(firstRetryDelayMs, listener.retryDelayMs * 2));
+  console.error(`[notifications] listening connection lost (${String(error)}); again in ${listener.retryDelayMs} ms`);
+  setTimeout(() => void connect(), listener.retryDelayMs).unref();
+}
+
+function run(callback: () => void): void {
+  try {
+    callback();
+  } catch (error) {
+    console.error("[notifications] a subscriber failed:", error);
+  }
+}

@@ -1,0 +1,319 @@
+import fc from "fast-check";
+import { beforeAll, expect, inject, it } from "vitest";
+import { defaultLabSettings, labSettingsPatchSchema } from "../lib/lab/settings-schema";
+import { appClient, type AppClient } from "./harness/http-client";
+
+/**
+ * Generated bad requests across every endpoint: each must get a 4xx (never a 5xx) and change nothing.
+ * Every generator makes only requests that are certainly wrong, so that none may change state.
+ */
+const appUrl = inject("appUrl");
+const app = appClient(appUrl);
+let ada: AppClient;
+// Generators are built before ada signs in: they name her session value, filled in when a request is sent.
+const adaValue = "<ada>";
+const adaCookie = `lab_session=${adaValue}`;
+let adaSessionValue: string;
+
+beforeAll(async () => {
+  await app.reset();
+  await app.configure({ provider: { latencyMs: 0 } });
+  ada = await app.signedIn("ada");
+  const signIn = await fetch(`${appUrl}/api/session`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ userId: "ada" }),
+  });
+  adaSessionValue = signIn.headers.getSetCookie()[0]!.split(";")[0]!.slice("lab_session=".length);
+});
+
+/** Everything a bad request could have changed: users, leases, settings, provider state and its log. */
+async function observableState() {
+  const [adaView, settings, provider] = await Promise.all([
+    ada.get("/api/users/ada"),
+    app.get("/api/lab"),
+    app.provider(),
+  ]);
+  return { ada: adaView.body, settings: settings.body, provider };
+}
+
+interface BadRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+const json = { "Content-Type": "application/json" };
+const seedUsers = ["ada", "grace", "alan", "katherine"];
+const adasIdentities = ["google-oauth2|104423", "github|8812", "auth0|ada-email", "apple|001122.ada"];
+
+// Header values must be visible ASCII (fetch trims spaces and refuses control characters).
+const headerSafe = fc.constantFrom(..."abcXYZ019-_.:!~*'()[]{}@$&+=/\\\"<>?^`|%");
+const weirdString = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+  fc.string({ unit: "binary", maxLength: 40 }),
+  fc.constant(""),
+  fc.integer({ min: 1_000, max: 200_000 }).map((length) => "x".repeat(length)),
+  fc.constantFrom("\u0000", "../../etc/passwd", "'; DROP TABLE users; --", "ada\u202e", "%FF", "💥".repeat(500)),
+);
+const wrongValue = fc.oneof(fc.anything(), weirdString);
+
+const malformedEscape = fc.constantFrom("%FF", "%C0%AF", "%E0%A4%A", "%", "%G1", "%%41", "%C3%28", "%ED%A0%80", "%80");
+const badPath = fc
+  .tuple(
+    fc.stringMatching(/^[a-z]{0,4}$/),
+    malformedEscape,
+    fc.constantFrom("", "/primary"),
+    fc.constantFrom("GET", "POST"),
+  )
+  .map(([prefix, escape, rest, method]): BadRequest => ({
+    method,
+    path: `/api/users/${prefix}${escape}${rest}`,
+    headers: { Cookie: adaCookie, ...json },
+    body: method === "POST" ? JSON.stringify({ identityId: "github|8812" }) : undefined,
+  }));
+
+// A path parameter that decodes but is not a user ada may read (nor a segment URLs normalise away).
+const badUserId = weirdString
+  .filter((userId) => !["", ".", "..", "ada"].includes(userId) && userId.length < 5_000 && encodable(userId))
+  .chain((userId) =>
+    fc.constantFrom<BadRequest>(
+      { method: "GET", path: `/api/users/${encodeURIComponent(userId)}`, headers: { Cookie: adaCookie } },
+      {
+        method: "POST",
+        path: `/api/users/${encodeURIComponent(userId)}/primary`,
+        headers: { Cookie: adaCookie, ...json },
+        body: JSON.stringify({ identityId: "github|8812" }),
+      },
+    ),
+  );
+
+const notJson = fc.string().filter((text) => {
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return true;
+  }
+});
+const jsonEndpoints = fc.constantFrom(
+  { method: "POST", path: "/api/session" },
+  { method: "POST", path: "/api/users/ada/primary" },
+  { method: "PUT", path: "/api/lab" },
+  { method: "POST", path: "/api/lab/burst" },
+);
+const malformedJson = fc
+  .tuple(jsonEndpoints, notJson)
+  .map(([endpoint, body]): BadRequest => ({ ...endpoint, headers: { Cookie: adaCookie, ...json }, body }));
+
+const wrongContentType = fc
+  .tuple(
+    fc.constantFrom(
+      { method: "POST", path: "/api/session" },
+      { method: "DELETE", path: "/api/session" },
+      { method: "POST", path: "/api/users/ada/primary" },
+      { method: "PUT", path: "/api/lab" },
+      { method: "POST", path: "/api/lab/reset" },
+      { method: "POST", path: "/api/lab/burst" },
+    ),
+    fc.constantFrom(
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data",
+      "application/xml",
+      "text/json",
+    ),
+  )
+  .map(([endpoint, contentType]): BadRequest => ({
+    ...endpoint,
+    headers: { Cookie: adaCookie, "Content-Type": contentType },
+    body: JSON.stringify({ userId: "ada", identityId: "github|8812", strategy: "none", count: 1 }),
+  }));
+
+// Valid bodies, each spoiled by one field it does not know.
+const validBodies = [
+  { method: "POST", path: "/api/session", body: { userId: "ada" } },
+  { method: "POST", path: "/api/users/ada/primary", body: { identityId: "github|8812" } },
+  { method: "PUT", path: "/api/lab", body: { strategy: "none" } },
+  { method: "POST", path: "/api/lab/burst", body: { userId: "ada", count: 1 } },
+];
+const knownFields = new Set(["userId", "identityId", "count", ...Object.keys(defaultLabSettings)]);
+const unknownField = fc
+  .tuple(
+    fc.constantFrom(...validBodies),
+    fc.string({ minLength: 1 }).filter((key) => !knownFields.has(key)),
+    wrongValue,
+  )
+  .map(([{ method, path, body }, key, value]): BadRequest => ({
+    method,
+    path,
+    headers: { Cookie: adaCookie, ...json },
+    body: JSON.stringify({ ...body, [key]: value ?? null }),
+  }));
+
+function isValidBurstValue(field: string, value: unknown): boolean {
+  if (field === "count") return Number.isInteger(value) && Number(value) >= 1 && Number(value) <= 50;
+  return field === "userId" ? value === "ada" : adasIdentities.includes(value as string);
+}
+
+// Lone surrogates cannot be put in a URL at all.
+function encodable(text: string): boolean {
+  try {
+    encodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isValidLabPatch = (patch: unknown) => labSettingsPatchSchema.safeParse(patch).success;
+const labFields = Object.keys(defaultLabSettings);
+const wrongType = fc.oneof(
+  wrongValue
+    .filter((userId) => !seedUsers.includes(userId as string))
+    .map((userId): BadRequest => ({
+      method: "POST",
+      path: "/api/session",
+      headers: json,
+      body: JSON.stringify({ userId }),
+    })),
+  wrongValue
+    .filter((identityId) => !adasIdentities.includes(identityId as string))
+    .map((identityId): BadRequest => ({
+      method: "POST",
+      path: "/api/users/ada/primary",
+      headers: { Cookie: adaCookie, ...json },
+      body: JSON.stringify({ identityId }),
+    })),
+  fc
+    .tuple(fc.constantFrom(...labFields), wrongValue)
+    .map(([field, value]) => ({ [field]: value }))
+    .filter((patch) => !isValidLabPatch(JSON.parse(JSON.stringify(patch))))
+    .map((patch): BadRequest => ({ method: "PUT", path: "/api/lab", headers: json, body: JSON.stringify(patch) })),
+  fc
+    .tuple(fc.constantFrom("userId", "count", "identityId"), wrongValue)
+    .filter(([field, value]) => value !== undefined && !isValidBurstValue(field, value))
+    .map(([field, value]): BadRequest => ({
+      method: "POST",
+      path: "/api/lab/burst",
+      headers: { Cookie: adaCookie, ...json },
+      body: JSON.stringify({ userId: "ada", count: 1, [field]: value }),
+    })),
+);
+
+const badQuery = fc
+  .tuple(
+    weirdString.filter((userId) => !/^[a-z][a-z0-9-]{0,62}$/.test(userId) && encodable(userId)),
+    malformedEscape,
+  )
+  .chain(([userId, escape]) =>
+    fc.constantFrom<BadRequest>(
+      { method: "GET", path: `/api/lab/events?userId=${encodeURIComponent(userId)}`, headers: {} },
+      { method: "GET", path: `/api/lab/events?userId=${escape}`, headers: {} },
+      { method: "GET", path: `/api/lab/events?userId=${escape}&userId=ada`, headers: {} },
+    ),
+  );
+
+const badIdempotencyKey = fc
+  .oneof(fc.constant(""), fc.string({ unit: headerSafe, minLength: 256, maxLength: 3_000 }))
+  .map((key): BadRequest => ({
+    method: "POST",
+    path: "/api/users/ada/primary",
+    headers: { Cookie: adaCookie, ...json, "Idempotency-Key": key },
+    body: JSON.stringify({ identityId: "github|8812" }),
+  }));
+
+const uuid = fc.uuid();
+const wrongCookie = fc
+  .tuple(
+    fc.oneof(
+      fc.string({ unit: fc.constantFrom(..."abcXYZ019-_.:!~*'()[]{}@$&+=/?^`|%"), maxLength: 300 }),
+      fc
+        .tuple(uuid, fc.stringMatching(/^\d{1,12}$/), fc.string({ unit: headerSafe, maxLength: 60 }))
+        .map((parts) => parts.join(".")),
+      fc.constantFrom("ada.forged", `${adaValue}x`, "%FF", "..", "ada"),
+    ),
+    fc.constantFrom(
+      { method: "GET", path: "/api/users/ada" },
+      { method: "GET", path: "/api/session" },
+      { method: "POST", path: "/api/users/ada/primary", body: JSON.stringify({ identityId: "github|8812" }) },
+      { method: "POST", path: "/api/lab/burst", body: JSON.stringify({ userId: "ada", count: 1 }) },
+    ),
+  )
+  .map(([value, endpoint]): BadRequest => ({ ...endpoint, headers: { Cookie: `lab_session=${value}`, ...json } }));
+
+const crossSite = fc
+  .tuple(
+    fc.oneof(
+      fc.webUrl().map((url): Record<string, string> => ({ Origin: new URL(url).origin })),
+      fc.constantFrom<Record<string, string>>(
+        { Origin: "null" },
+        { "Sec-Fetch-Site": "cross-site" },
+        { "Sec-Fetch-Site": "same-site" },
+      ),
+    ),
+    fc.constantFrom(...validBodies),
+  )
+  .map(([headers, { method, path, body }]): BadRequest => ({
+    method,
+    path,
+    headers: { Cookie: adaCookie, ...json, ...headers },
+    body: JSON.stringify(body),
+  }));
+
+const wrongMethod = fc
+  .constantFrom(
+    ["PATCH", "/api/lab"],
+    ["DELETE", "/api/lab"],
+    ["PUT", "/api/users"],
+    ["POST", "/api/users"],
+    ["GET", "/api/lab/reset"],
+    ["DELETE", "/api/users/ada/primary"],
+    ["PUT", "/api/session"],
+    ["POST", "/api/lab/pool"],
+    ["DELETE", "/api/lab/audit"],
+    ["PUT", "/api/lab/presets"],
+    ["GET", "/api/lab/burst"],
+    ["POST", "/api/lab/provider"],
+    ["PUT", "/api/lab/events"],
+    ["GET", "/api/nowhere"],
+  )
+  .map(([method, path]): BadRequest => ({ method: method!, path: path!, headers: { Cookie: adaCookie } }));
+
+const badRequest = fc.oneof(
+  badPath,
+  badUserId,
+  malformedJson,
+  wrongContentType,
+  unknownField,
+  wrongType,
+  badQuery,
+  badIdempotencyKey,
+  wrongCookie,
+  crossSite,
+  wrongMethod,
+);
+
+it("1,200 generated bad requests across every endpoint: all 4xx, none 5xx, and nothing changes", async () => {
+  const before = await observableState();
+  let requests = 0;
+  await fc.assert(
+    fc.asyncProperty(badRequest, async ({ method, path, headers, body }) => {
+      const sentHeaders: Record<string, string> = { ...headers };
+      if (sentHeaders.Cookie) sentHeaders.Cookie = sentHeaders.Cookie.replace(adaValue, adaSessionValue);
+      const response = await fetch(`${appUrl}${path}`, { method, headers: sentHeaders, body });
+      await response.arrayBuffer();
+      expect(
+        response.status,
+        `${method} ${path} ${JSON.stringify(headers)} ${body?.slice(0, 200)}`,
+      ).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      // A sample of the runs checks that nothing changed so far.
+      if (++requests % 200 === 0) expect(await observableState()).toEqual(before);
+    }),
+    { numRuns: 1_200 },
+  );
+  expect(await observableState()).toEqual(before);
+}, 120_000);

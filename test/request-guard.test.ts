@@ -1,0 +1,99 @@
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { appClient, type AppClient } from "./harness/http-client";
+
+const appUrl = inject("appUrl");
+const app = appClient(appUrl);
+let ada: AppClient;
+
+beforeAll(async () => {
+  await app.reset();
+  ada = await app.signedIn("ada");
+});
+
+const expectProblem = (answer: { status: number; headers: Headers; body: any }, status: number, type: string) => {
+  expect(answer.status).toBe(status);
+  expect(answer.headers.get("content-type")).toBe("application/problem+json");
+  expect(answer.body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
+  expect(answer.body.type).toMatch(new RegExp(`/${type}$`));
+};
+
+describe("CSRF: a browser's request that changes state must come from the app itself", () => {
+  it.each([
+    ["Origin of another site", { Origin: "https://evil.example" }],
+    ["Origin of another port", { Origin: new URL(appUrl).origin.replace(/:\d+$/, ":1") }],
+    ["Origin null (an opaque origin)", { Origin: "null" }],
+    ["Sec-Fetch-Site: cross-site", { "Sec-Fetch-Site": "cross-site" }],
+    ["Sec-Fetch-Site: same-site", { "Sec-Fetch-Site": "same-site" }],
+    ["same Origin, but Sec-Fetch-Site: cross-site", { Origin: appUrl, "Sec-Fetch-Site": "cross-site" }],
+  ])("%s → 403, and nothing changes", async (_, headers) => {
+    await app.configure({ strategy: "lease" });
+    const answers = [
+      await app.call("PUT", "/api/lab", { strategy: "none" }, headers),
+      await ada.call("POST", "/api/users/ada/primary", { identityId: "github|8812" }, headers),
+      await app.call("POST", "/api/session", { userId: "grace" }, headers),
+      await ada.call("DELETE", "/api/session", undefined, headers),
+      await app.call("POST", "/api/lab/reset", undefined, headers),
+    ];
+    for (const answer of answers) expectProblem(answer, 403, "csrf");
+    expect((await app.get("/api/lab")).body.strategy).toBe("lease");
+    expect((await ada.get("/api/users/ada")).body.primaryIdentityId).toBe("google-oauth2|104423");
+  });
+
+  it.each([
+    ["no Origin and no Sec-Fetch-Site (a script)", {}],
+    ["its own Origin", { Origin: appUrl }],
+    ["Sec-Fetch-Site: same-origin", { Origin: appUrl, "Sec-Fetch-Site": "same-origin" }],
+    ["Sec-Fetch-Site: none (typed in the address bar)", { "Sec-Fetch-Site": "none" }],
+  ])("%s → allowed", async (_, headers) => {
+    expect((await app.call("PUT", "/api/lab", { strategy: "lease" }, headers)).status).toBe(200);
+    expect((await app.call("POST", "/api/lab/reset", undefined, headers)).status).toBe(204);
+  });
+
+  it("reads are not refused: a cross-site GET changes nothing", async () => {
+    expect((await app.call("GET", "/api/users", undefined, { "Sec-Fetch-Site": "cross-site" })).status).toBe(200);
+  });
+});
+
+describe("a body must be JSON", () => {
+  it.each([
+    ["text/plain", "text/plain"],
+    ["a form", "application/x-www-form-urlencoded"],
+    ["multipart", "multipart/form-data; boundary=x"],
+    ["JSON's cousin", "application/jsonp"],
+  ])("%s → 415, and nothing changes", async (_, contentType) => {
+    const body = JSON.stringify({ strategy: "none" });
+    const answer = await app.call("PUT", "/api/lab", body, { "Content-Type": contentType });
+    expectProblem(answer, 415, "unsupported-media-type");
+    expect((await app.get("/api/lab")).body.strategy).toBe("lease");
+  });
+
+  it("a body without any Content-Type → 415", async () => {
+    const response = await fetch(`${appUrl}/api/session`, { method: "POST", body: new Blob(['{"userId":"ada"}']) });
+    expect(response.status).toBe(415);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+  });
+
+  it("application/json with a charset is JSON; a POST and a DELETE without a body need no Content-Type", async () => {
+    expect(
+      (await app.call("PUT", "/api/lab", { strategy: "lease" }, { "Content-Type": "application/json; charset=utf-8" }))
+        .status,
+    ).toBe(200);
+    expect((await fetch(`${appUrl}/api/lab/reset`, { method: "POST" })).status).toBe(204);
+    expect((await fetch(`${appUrl}/api/session`, { method: "DELETE" })).status).toBe(204);
+  });
+});
+
+describe("a malformed path (bad percent-encoding) is a 400 naming the field", () => {
+  it.each([
+    ["GET", "/api/users/%FF", "userId"],
+    ["GET", "/api/users/%E0%A4%A", "userId"],
+    ["GET", "/api/users/%", "userId"],
+    ["PATCH", "/api/users/%C0%AF", "userId"],
+    ["POST", "/api/users/%FF/primary", "userId"],
+    ["GET", "/api/lab/%FF", "path"],
+  ])("%s %s → 400", async (method, path, field) => {
+    const answer = await ada.call(method, path, method === "GET" ? undefined : { identityId: "github|8812" });
+    expectProblem(answer, 400, "validation");
+    expect(answer.body.errors).toEqual([{ field, message: expect.stringContaining("percent-encoding") }]);
+  });
+});
