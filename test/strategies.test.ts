@@ -53,7 +53,7 @@ describe("`optimistic`", () => {
 
 describe.each(["transaction", "advisory"])("`%s`", (strategy) => {
   it("keeps the provider consistent but holds connections: another user's read waits while the pool is exhausted", async () => {
-    await app.configure({ strategy, poolSize: 2, provider: { latencyMs: 1_200 } });
+    await app.configure({ strategy, poolSize: 2, provider: { latencyMs: 2_500 } });
     const order: string[] = [];
     const switches = adaTargets.map((target, index) =>
       tracked(session.ada.promote("ada", target), order, `switch ${index}`),

@@ -1,6 +1,6 @@
 /**
  * Background reconciliation: a switch left unfinished by a 502, a 504 or a crash would otherwise stay
- * half-done at the provider until that user switches again. Every instance looks once a second for such
+ * half-done at the provider until that user switches again. Every instance looks twice a second for such
  * switches that have been quiet for `reconcileAfterMs`, whose user's lease is free and whose calls can no
  * longer land (or the provider fences); for each user it takes the lease like any switch and settles what
  * the journal left open, switching nothing itself.
@@ -42,7 +42,7 @@ export async function reconcileOnce(db: Kysely<Database>, provider: IdentityProv
 }
 
 /** Runs `reconcileOnce` every `everyMs` in this process, one round at a time. */
-export function startReconciler(db: Kysely<Database>, provider: IdentityProviderClient, everyMs = 1_000): void {
+export function startReconciler(db: Kysely<Database>, provider: IdentityProviderClient, everyMs = 500): void {
   const round = async () => {
     await reconcileOnce(db, provider).catch((error: unknown) => console.error("[reconciler] round failed:", error));
     setTimeout(() => void round(), everyMs).unref();

@@ -124,15 +124,20 @@ export async function playSchedule(
   return answers;
 }
 
+const calmEndpoint = { appliedLateRate: null, timeoutRate: null, networkErrorRate: null, failureRate: null };
+
 /**
- * After the schedule: every lease is freed within its bound (the longest hold plus the provider's limit,
- * and the longest pause), then the reconcilers settle every half-done switch: the audit turns consistent.
+ * After the schedule: the provider calms down (quiescence), every lease is freed within its bound (the
+ * longest hold plus the provider's limit, and the longest pause), then the reconcilers settle every
+ * half-done switch: the audit turns consistent.
  */
 export async function settles(
   lab: AppClient,
   sessions: Record<UserId, AppClient>,
   boundMs: number,
 ): Promise<{ leasesFree: boolean; consistent: boolean }> {
+  const calm = { unlink: calmEndpoint, link: calmEndpoint };
+  await lab.configure({ faults: { stall: null, releaseFailures: 0 }, provider: { endpoints: calm } });
   const leasesFree = await eventually(
     async () => (await Promise.all(userIds.map((userId) => sessions[userId].leaseHeld(userId)))).every((held) => !held),
     boundMs,
