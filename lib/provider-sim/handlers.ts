@@ -36,6 +36,11 @@ export interface ChaosSource {
 }
 
 export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabase>, chaosSource: ChaosSource) {
+  // The sampled latency is the whole call as the caller sees it, so the simulator's own work counts inside
+  // it: the wait is what is left after the work before it (settings, draw) and the usual time of the work
+  // after it (the change, the log write, the timer's lateness), tracked per endpoint as a moving average.
+  const afterWaitMs: Record<ProviderEndpoint, number> = { get: 0, unlink: 0, link: 0 };
+
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(
     name: ProviderEndpoint,
@@ -58,7 +63,9 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
-      const played = await play(outcome, latencyMs, chaos.retryAfterSeconds, request.signal, apply);
+      const waitMs = Math.max(0, latencyMs - (performance.now() - started) - afterWaitMs[name]);
+      const waitEnds = performance.now() + waitMs;
+      const played = await play(outcome, waitMs, chaos.retryAfterSeconds, request.signal, apply);
       await db
         .insertInto("idp.calls")
         .values({
@@ -70,6 +77,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           duration_ms: Math.round(performance.now() - started),
         })
         .execute();
+      if (outcome === "ok") afterWaitMs[name] = 0.8 * afterWaitMs[name] + 0.2 * (performance.now() - waitEnds);
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
         status: played.answer.status,
@@ -138,7 +146,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
 
 async function play(
   outcome: ScriptedOutcome,
-  latencyMs: number,
+  waitMs: number,
   retryAfterSeconds: number,
   signal: AbortSignal,
   apply: () => Promise<Answer>,
@@ -147,7 +155,7 @@ async function play(
     await untilAborted(signal, hangLimitMs);
     return { answer: "network-error", logStatus: 0, outcome: "timeout" };
   }
-  await delay(latencyMs);
+  await delay(waitMs);
   switch (outcome) {
     case "network-error":
       return { answer: "network-error", logStatus: 0, outcome };
