@@ -14,7 +14,7 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   for (const result of results ?? []) {
     if (result.status === "Error") throw new Error(`migration ${result.migrationName} failed`, { cause: error });
