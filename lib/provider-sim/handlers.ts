@@ -38,8 +38,11 @@ export interface ChaosSource {
 export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabase>, chaosSource: ChaosSource) {
   // The sampled latency is the whole call as the caller sees it, so the simulator's own work counts inside
   // it: the wait is what is left after the work before it (settings, draw) and the usual time of the work
-  // after it (the change, the log write, the timer's lateness), tracked per endpoint as a moving average.
-  const afterWaitMs: Record<ProviderEndpoint, number> = { get: 0, unlink: 0, link: 0 };
+  // after it (the change, the log write, the timer's lateness): the least of its last 16 times per endpoint,
+  // so that a busy spell (a slower tail) never makes a later call answer in less than its latency.
+  const recentAfterWaitMs: Record<ProviderEndpoint, number[]> = { get: [], unlink: [], link: [] };
+  const afterWaitMs = (name: ProviderEndpoint): number =>
+    recentAfterWaitMs[name].length > 0 ? Math.min(...recentAfterWaitMs[name]) : 0;
 
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(
@@ -63,7 +66,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
-      const waitMs = Math.max(0, latencyMs - (performance.now() - started) - afterWaitMs[name]);
+      const waitMs = Math.max(0, latencyMs - (performance.now() - started) - afterWaitMs(name));
       const waitEnds = performance.now() + waitMs;
       const played = await play(outcome, waitMs, chaos.retryAfterSeconds, request.signal, apply);
       await db
@@ -77,7 +80,10 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           duration_ms: Math.round(performance.now() - started),
         })
         .execute();
-      if (outcome === "ok") afterWaitMs[name] = 0.8 * afterWaitMs[name] + 0.2 * (performance.now() - waitEnds);
+      if (outcome === "ok") {
+        recentAfterWaitMs[name].push(performance.now() - waitEnds);
+        if (recentAfterWaitMs[name].length > 16) recentAfterWaitMs[name].shift();
+      }
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
         status: played.answer.status,
