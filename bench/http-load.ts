@@ -11,6 +11,21 @@ import { distribution, quantiles, repeated, type Distribution, type Repeated } f
 export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
 export type Strategy = (typeof strategies)[number];
 
+/**
+ * A lab setting change, tried again after a pause when the app answers 500: shrinking the pool while
+ * the last wave's connections are still being returned, or a shared server briefly out of connections.
+ */
+async function configure(lab: AppClient, patch: unknown): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return void (await lab.configure(patch));
+    } catch (error) {
+      if (attempt === 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
 /** A lab with `userCount` bench users, everything else back to the seed, and these settings. */
 export async function freshLab(
   lab: AppClient,
@@ -21,7 +36,7 @@ export async function freshLab(
   await lab.reset();
   const users = benchUsers(userCount);
   await addBenchUsers(db, users);
-  await lab.configure({
+  await configure(lab, {
     strategy: settings.strategy,
     poolSize: settings.poolSize,
     leaseTtlMs: 10_000,
@@ -135,11 +150,11 @@ export async function scalingWaves(
   const { switchOnce } = await switchers(baseUrl, users);
   // Warm-up: one wave of every user on the largest pool, so no measured wave pays a first compile or a
   // cold connection (on the smallest pool, the warm-up alone would take ⌈K/P⌉ × 2L under transaction).
-  await lab.configure({ poolSize: Math.max(...options.poolSizes) });
+  await configure(lab, { poolSize: Math.max(...options.poolSizes) });
   await Promise.all(users.map((_, index) => switchOnce(index)));
   const results: WaveResult[] = [];
   for (const poolSize of options.poolSizes) {
-    await lab.configure({ poolSize });
+    await configure(lab, { poolSize });
     for (const userCount of options.userCounts) {
       const walls: number[] = [];
       const statuses: Record<string, number> = {};
