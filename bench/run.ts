@@ -1,103 +1,184 @@
 /**
- * `npm run bench`: the five strategies side by side in one run, on one app instance and one database.
- * Three users each fire concurrent switches while a fourth user reads their own page every 50 ms (open
- * loop: a read is sent on schedule whether or not the last one answered, so a stalled pool shows as
- * slow reads instead of as fewer reads). The report shows what each strategy costs the bystander and
- * what it leaves at the provider, as ratios to the lease measured in the same run.
+ * `npm run bench` (≤ 5 min on 2 cores) or `npm run bench -- --quick` (≤ 1 min, a smoke run): the lease
+ * against what the hardware allows, and each strategy's cost as load grows, in one run on one database.
+ *
+ * 1. The lease library straight on PostgreSQL: acquire + release against two bare UPDATEs and the same
+ *    statements as raw SQL; N acquirers at once on one row (lease-micro.ts).
+ * 2. Over HTTP against `next start` (http-load.ts), provider latency L fixed, no jitter: one switch alone
+ *    per strategy; K users switching at once for each pool size P; a bystander's reads while K users
+ *    switch; two app instances on one database.
+ *
+ * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),
+ * figures are repeated and reported as median [min–max] over repetitions, p95 only from ≥ 200 samples and
+ * p99 from ≥ 1,000, and ratios are taken side by side within a run. Results: a table on the terminal,
+ * bench/results/latest.json, and the SVG charts in bench/results/.
  */
+import { execSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "kysely";
+import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
-import { startApp } from "../test/harness/app-server";
+import { startApp, type RunningApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
-import { appClient } from "../test/harness/http-client";
+import {
+  bystanderReads,
+  scalingWaves,
+  singleSwitch,
+  strategies,
+  twoInstances,
+  type Strategy,
+  type WaveResult,
+} from "./http-load";
+import { contentionBench, leaseMicrobench } from "./lease-micro";
+import { checkTargets, predictedWaveTurns, report, roundTripInventory, versionsOf, writeCharts } from "./report";
+import { round, seededRandom, shuffled } from "./stats";
 
-const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
-const switchers = {
-  ada: ["github|8812", "auth0|ada-email", "apple|001122.ada"],
-  grace: ["google-oauth2|77", "auth0|grace-email"],
-  katherine: ["google-oauth2|2020", "github|3030"],
-};
-const switchesPerUser = 8;
-const settings = { poolSize: 4, leaseTtlMs: 10_000, provider: { latencyMs: 200, jitterMs: 50 } };
+const quick = process.argv.includes("--quick");
+const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
+const random = seededRandom(seed);
+const resultsDir = path.join(import.meta.dirname, "results");
 
-const readEveryMs = 50;
+const plan = quick
+  ? {
+      micro: { iterations: 200, warmup: 50, repetitions: 3 },
+      contention: { acquirers: [10, 50], samples: 200, repetitions: 3 },
+      single: { strategies: ["lease", "none"] as Strategy[], latencyMs: 50, samples: 10, repetitions: 3, warmup: 3 },
+      scaling: { strategies: ["lease", "transaction"] as Strategy[], userCounts: [1, 4, 16], poolSizes: [4] },
+      bystander: { userCounts: [16], reads: 200, readEveryMs: 5 },
+      twoInstances: { users: 4, repetitions: 2 },
+    }
+  : {
+      micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
+      contention: { acquirers: [10, 50, 90], samples: 1_000, repetitions: 3 },
+      single: { strategies: [...strategies], latencyMs: 50, samples: 20, repetitions: 3, warmup: 5 },
+      scaling: {
+        strategies: ["lease", "transaction", "advisory"] as Strategy[],
+        userCounts: [1, 4, 16, 64],
+        poolSizes: [2, 4, 16],
+      },
+      bystander: { userCounts: [1, 4, 16, 64], reads: 1_000, readEveryMs: 4 },
+      twoInstances: { users: 16, repetitions: 3 },
+    };
+const scalingLatencyMs = 200;
+const bystanderPoolSize = 4;
 
-interface Result {
-  strategy: string;
-  wallMs: number;
-  reads: number;
-  readP50: number;
-  readP95: number;
-  readMax: number;
-  statuses: Record<string, number>;
-  consistent: boolean;
-}
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
-
-async function measure(baseUrl: string, strategy: string): Promise<Result> {
-  const lab = appClient(baseUrl);
-  await lab.reset();
-  await lab.configure({ ...settings, strategy });
-  const bystander = await lab.signedIn("alan");
-  const clients = await Promise.all(Object.keys(switchers).map((userId) => lab.signedIn(userId)));
-
-  const started = performance.now();
-  const switching = Promise.all(
-    Object.entries(switchers).flatMap(([userId, targets], index) =>
-      Array.from({ length: switchesPerUser }, (_, n) => clients[index]!.promote(userId, targets[n % targets.length]!)),
-    ),
-  );
-  const readTimes: number[] = [];
-  const reads: Promise<void>[] = [];
-  const reader = setInterval(() => {
-    const before = performance.now();
-    reads.push(bystander.get("/api/users/alan").then(() => void readTimes.push(performance.now() - before)));
-  }, readEveryMs);
-  const answers = await switching;
-  const wallMs = performance.now() - started;
-  clearInterval(reader);
-  await Promise.all(reads);
-  const statuses: Record<string, number> = {};
-  for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-  readTimes.sort((a, b) => a - b);
-  return {
-    strategy,
-    wallMs,
-    reads: readTimes.length,
-    readP50: percentile(readTimes, 0.5),
-    readP95: percentile(readTimes, 0.95),
-    readMax: readTimes.at(-1) ?? 0,
-    statuses,
-    consistent: (await lab.audit()).consistent,
-  };
+let progressNote = "";
+const runStarted = performance.now();
+function progress(note: string): void {
+  progressNote = `[${((performance.now() - runStarted) / 1000).toFixed(0).padStart(3)} s] ${note}`;
+  if (process.stderr.isTTY) process.stderr.write(`\r${progressNote.padEnd(100).slice(0, 100)}`);
+  else process.stderr.write(`${progressNote}\n`);
 }
 
 const databaseUrl = await prepareDatabase(databaseFor("bench"), { fresh: true });
-const app = await startApp({ databaseUrl, port: Number(process.env.BENCH_APP_PORT ?? 3214) });
+const { db } = createDb(databaseUrl, 2);
+const postgresVersion = (await sql<{ version: string }>`SELECT version()`.execute(db)).rows[0]!.version;
+const loadBefore = os.loadavg();
+
+// 1. The library on PostgreSQL, before any app runs on this database.
+const micro = await leaseMicrobench(databaseUrl, { ...plan.micro, random }, progress);
+const contention = [];
+for (const acquirers of plan.contention.acquirers)
+  contention.push(await contentionBench(databaseUrl, { ...plan.contention, acquirers }, progress));
+
+// 2. Over HTTP. Pools start at 16 connections so that the lab's pool size, not the start-up value, rules.
+const appEnv = { DB_POOL_SIZE: "16" };
+const ports = [Number(process.env.BENCH_APP_PORT ?? 3214), Number(process.env.BENCH_SECOND_APP_PORT ?? 3219)];
+const apps: RunningApp[] = [await startApp({ databaseUrl, port: ports[0]!, env: appEnv })];
 try {
-  const results: Result[] = [];
-  for (const strategy of strategies) results.push(await measure(app.baseUrl, strategy));
-  const lease = results[0]!;
-  console.log(
-    `\n${switchesPerUser} concurrent switches for each of 3 users, provider ${settings.provider.latencyMs} ± ${settings.provider.jitterMs} ms per call, pool of ${settings.poolSize}; a 4th user reads every ${readEveryMs} ms meanwhile.\n`,
+  const baseUrl = apps[0]!.baseUrl;
+  const single = [];
+  for (const strategy of shuffled(plan.single.strategies, random))
+    single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy }, progress));
+
+  const scaling: WaveResult[] = [];
+  for (const strategy of shuffled(plan.scaling.strategies, random)) {
+    const waves = await scalingWaves(
+      baseUrl,
+      db,
+      {
+        ...plan.scaling,
+        strategy,
+        latencyMs: scalingLatencyMs,
+        // A wave of ⌈K/P⌉ > 4 pool turns is itself a long serial run (up to 32 × 2L): once is enough to
+        // keep the run under 5 minutes; every other point is repeated three times.
+        repetitionsFor: (users, poolSize) => (predictedWaveTurns(strategy, users, poolSize) > 4 ? 1 : 3),
+      },
+      progress,
+    );
+    scaling.push(...waves);
+  }
+
+  const bystander = [
+    await bystanderReads(
+      baseUrl,
+      db,
+      { ...plan.bystander, strategy: "lease", users: 0, poolSize: bystanderPoolSize, latencyMs: scalingLatencyMs },
+      progress,
+    ),
+  ];
+  for (const strategy of shuffled(["lease", "transaction"] as Strategy[], random))
+    for (const users of plan.bystander.userCounts)
+      bystander.push(
+        await bystanderReads(
+          baseUrl,
+          db,
+          { ...plan.bystander, strategy, users, poolSize: bystanderPoolSize, latencyMs: scalingLatencyMs },
+          progress,
+        ),
+      );
+
+  progress("starting a second app instance on the same database");
+  apps.push(await startApp({ databaseUrl, port: ports[1]!, env: appEnv }));
+  const pair = await twoInstances(
+    [apps[0]!.baseUrl, apps[1]!.baseUrl],
+    db,
+    { ...plan.twoInstances, latencyMs: scalingLatencyMs },
+    progress,
   );
-  console.table(
-    results.map((result) => ({
-      strategy: result.strategy,
-      "bystander read p50 (ms)": Math.round(result.readP50),
-      "p50 vs lease": `${(result.readP50 / lease.readP50).toFixed(1)}×`,
-      "bystander read p95 (ms)": Math.round(result.readP95),
-      "p95 vs lease": `${(result.readP95 / lease.readP95).toFixed(1)}×`,
-      "slowest read (ms)": Math.round(result.readMax),
-      "all switches answered (ms)": Math.round(result.wallMs),
-      "answered vs lease": `${(result.wallMs / lease.wallMs).toFixed(1)}×`,
-      "switch answers": Object.entries(result.statuses)
-        .map(([status, count]) => `${count}×${status}`)
-        .join(" "),
-      "provider consistent": result.consistent ? "yes" : "NO",
-    })),
+
+  const results = {
+    date: new Date().toISOString(),
+    mode: quick ? "quick" : "full",
+    seed,
+    durationSeconds: round((performance.now() - runStarted) / 1000, 1),
+    machine: {
+      cpus: os.cpus().map((cpu) => cpu.model),
+      cores: os.cpus().length,
+      memoryGb: round(os.totalmem() / 2 ** 30, 1),
+      platform: `${os.type()} ${os.release()} ${os.arch()}`,
+      loadAverageBefore: loadBefore.map((value) => round(value, 2)),
+      loadAverageAfter: os.loadavg().map((value) => round(value, 2)),
+    },
+    versions: {
+      node: process.version,
+      postgres: postgresVersion,
+      commit: execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim(),
+      ...versionsOf(["next", "kysely", "pg", "msw"]),
+    },
+    settings: { plan, scalingLatencyMs, bystanderPoolSize, appEnv },
+    micro,
+    contention,
+    single,
+    scaling,
+    bystander,
+    twoInstances: pair,
+    roundTrips: roundTripInventory,
+  };
+  const targets = checkTargets(results, scalingLatencyMs);
+  mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, quick ? "quick.json" : "latest.json");
+  writeFileSync(
+    file,
+    JSON.stringify({ ...results, targets }, (_, value) => (typeof value === "number" ? round(value) : value), 2) + "\n",
   );
+  if (!quick) writeCharts(results, resultsDir, scalingLatencyMs);
+  process.stderr.write("\n");
+  report(results, targets);
+  console.log(`\n${path.relative(process.cwd(), file)} written in ${results.durationSeconds} s (seed ${seed}).`);
 } finally {
-  await app.stop();
+  for (const app of apps) await app.stop();
+  await db.destroy();
 }

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { preparingPool } from "../lib/lease/prepared";
 import type { Database } from "./schema";
 
 /**
@@ -48,5 +49,10 @@ export function createDb<DB = Database>(connectionString: string, poolSize = 10)
   return { db: kyselyOn<DB>(pool), pool };
 }
 
-/** A typed query builder over an existing pool (one pool can serve two schemas' types). */
-export const kyselyOn = <DB>(pool: pg.Pool): Kysely<DB> => new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+/**
+ * A typed query builder over an existing pool (one pool can serve two schemas' types). The lease's
+ * statements go through it as named prepared statements (lib/lease/prepared.ts): parsed and planned once
+ * per connection instead of at every acquisition.
+ */
+export const kyselyOn = <DB>(pool: pg.Pool): Kysely<DB> =>
+  new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });

@@ -10,7 +10,7 @@ let second: RunningApp;
 let sessions: Record<(typeof demoUsers)[number], AppClient>[] = [];
 
 beforeAll(async () => {
-  second = await startApp({ databaseUrl: inject("databaseUrl"), port: Number(process.env.MODEL_APP_PORT ?? 3216) });
+  second = await startApp({ databaseUrl: inject("databaseUrl"), port: Number(process.env.MODEL_APP_PORT ?? 3218) });
 });
 afterAll(() => second?.stop());
 

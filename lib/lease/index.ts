@@ -8,6 +8,7 @@ export {
   type LeaseLock,
   type LeaseState,
 } from "./lease-lock";
+export { preparedMarker, preparingPool } from "./prepared";
 export {
   LeaseLostError,
   LeaseUnavailable,

@@ -5,6 +5,7 @@
  * moment is the database's (`now()`, `clock_timestamp()`); Node only ever receives durations.
  */
 import { sql, type Kysely, type RawBuilder, type Selectable } from "kysely";
+import { preparedMarker } from "./prepared";
 
 /** The columns of `Row` whose selected type is assignable to `Value`: the lock's columns are checked. */
 type ColumnsOfType<Row, Value> = {
@@ -84,6 +85,9 @@ export interface LeaseLock<DB> {
   inspect(db: Kysely<DB>, rowId: string): Promise<LeaseState | null>;
 }
 
+/** Sent first in each statement: the lease's statements run as named prepared statements (prepared.ts). */
+const prepared = sql.raw(preparedMarker);
+
 const interval = (ms: number): RawBuilder<unknown> => sql`make_interval(secs => ${ms / 1000})`;
 const millisecondsLeft = (moment: RawBuilder<unknown>): RawBuilder<number> =>
   sql<number>`greatest(0, extract(epoch FROM (${moment} - clock_timestamp())) * 1000)::float8`;
@@ -137,28 +141,28 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
       // Owner-checked: the token and an unexpired lease, in the WHERE of one UPDATE. The cap is kept by
       // the database from `locked_at`, so no process, however confused its clock, can hold it longer.
       async renew() {
-        const renewed = await sql<{ until: Date; remaining_ms: number }>`
+        const renewed = await sql<{ until: Date; remaining_ms: number }>`${prepared}
           UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, least(now() + ${interval(options.ttlMs)}, ${cap}))
            WHERE ${mine}
           RETURNING ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms`.execute(db);
         return note(renewed.rows[0]);
       },
       async holdFor(untilMs) {
-        const held = await sql<{ until: Date; remaining_ms: number }>`
+        const held = await sql<{ until: Date; remaining_ms: number }>`${prepared}
           UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, clock_timestamp() + ${interval(untilMs)})
            WHERE ${mine}
           RETURNING ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms`.execute(db);
         return note(held.rows[0]);
       },
       async holds() {
-        const found = await sql<{ until: Date; remaining_ms: number }>`
+        const found = await sql<{ until: Date; remaining_ms: number }>`${prepared}
           SELECT ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms FROM ${table} WHERE ${mine}`.execute(
           db,
         );
         return note(found.rows[0]);
       },
       async release() {
-        const released = await sql`
+        const released = await sql`${prepared}
           UPDATE ${table} SET ${lockedAt} = NULL, ${lockedUntil} = NULL, ${token} = NULL
            WHERE ${id} = ${rowId} AND ${token} = ${taken.token}`.execute(db);
         return released.numAffectedRows === 1n;
@@ -178,7 +182,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
       // Losers thus learn when to come back without a second round trip.
       const intent = options.intent ? sql`, intent AS (${options.intent()})` : sql``;
       const intentId = options.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
-      const taken = await sql<TakenRow>`
+      const taken = await sql<TakenRow>`${prepared}
         WITH acquired AS (
           UPDATE ${table}
              SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(options.ttlMs)},
@@ -214,7 +218,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
         fence: string;
         held: boolean;
         remaining_ms: number;
-      }>`
+      }>`${prepared}
         SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
                coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
           FROM ${table} WHERE ${id} = ${rowId}`.execute(db);

@@ -36,6 +36,14 @@ export interface ChaosSource {
 }
 
 export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabase>, chaosSource: ChaosSource) {
+  // The sampled latency is the whole call as the caller sees it, so the simulator's own work counts inside
+  // it: the wait is what is left after the work before it (settings, draw) and the usual time of the work
+  // after it (the change, the log write, the timer's lateness): the least of its last 16 times per endpoint,
+  // so that a busy spell (a slower tail) never makes a later call answer in less than its latency.
+  const recentAfterWaitMs: Record<ProviderEndpoint, number[]> = { get: [], unlink: [], link: [] };
+  const afterWaitMs = (name: ProviderEndpoint): number =>
+    recentAfterWaitMs[name].length > 0 ? Math.min(...recentAfterWaitMs[name]) : 0;
+
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(
     name: ProviderEndpoint,
@@ -58,8 +66,10 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
-      const limits = { retryAfterSeconds: chaos.retryAfterSeconds, applyLimitMs: settings.provider.applyLimitMs };
-      const played = await play(outcome, latencyMs, limits, request.signal, apply);
+      const waitMs = Math.max(0, latencyMs - (performance.now() - started) - afterWaitMs(name));
+      const waitEnds = performance.now() + waitMs;
+      const timing = { latencyMs, waitMs, applyLimitMs: settings.provider.applyLimitMs };
+      const played = await play(outcome, timing, chaos.retryAfterSeconds, request.signal, apply);
       await db
         .insertInto("idp.calls")
         .values({
@@ -71,6 +81,10 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           duration_ms: Math.round(performance.now() - started),
         })
         .execute();
+      if (outcome === "ok") {
+        recentAfterWaitMs[name].push(performance.now() - waitEnds);
+        if (recentAfterWaitMs[name].length > 16) recentAfterWaitMs[name].shift();
+      }
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
         status: played.answer.status,
@@ -142,8 +156,8 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
 
 async function play(
   outcome: ScriptedOutcome,
-  latencyMs: number,
-  { retryAfterSeconds, applyLimitMs }: { retryAfterSeconds: number; applyLimitMs: number },
+  { latencyMs, waitMs, applyLimitMs }: { latencyMs: number; waitMs: number; applyLimitMs: number },
+  retryAfterSeconds: number,
   signal: AbortSignal,
   apply: () => Promise<Answer>,
 ): Promise<Played> {
@@ -153,7 +167,7 @@ async function play(
   }
   if ((outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs) {
     // The provider's hard limit: a request it could not apply in time is dropped, never applied later.
-    await delay(applyLimitMs);
+    await delay(Math.max(0, waitMs - (latencyMs - applyLimitMs)));
     const dropped = new IdpError(
       504,
       "Gateway Timeout",
@@ -162,7 +176,7 @@ async function play(
     );
     return { answer: errorAnswer(dropped), logStatus: 504, outcome: null };
   }
-  await delay(latencyMs);
+  await delay(waitMs);
   switch (outcome) {
     case "network-error":
       return { answer: "network-error", logStatus: 0, outcome };

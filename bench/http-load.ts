@@ -1,0 +1,273 @@
+/**
+ * The switch over HTTP against the built app (`next start`), as a browser would send it. Provider latency
+ * L is fixed with no jitter, so 2L (the two provider calls, unlink then link) is each switch's floor.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema";
+import { appClient, type AppClient } from "../test/harness/http-client";
+import { addBenchUsers, benchUsers, type BenchUser } from "./bench-users";
+import { distribution, quantiles, repeated, type Distribution, type Repeated } from "./stats";
+
+export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
+export type Strategy = (typeof strategies)[number];
+
+/**
+ * A lab setting change, tried again after a pause when the app answers 500: shrinking the pool while
+ * the last wave's connections are still being returned, or a shared server briefly out of connections.
+ */
+async function configure(lab: AppClient, patch: unknown): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return void (await lab.configure(patch));
+    } catch (error) {
+      if (attempt === 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
+/** A lab with `userCount` bench users, everything else back to the seed, and these settings. */
+export async function freshLab(
+  lab: AppClient,
+  db: Kysely<Database>,
+  userCount: number,
+  settings: { strategy: Strategy; poolSize: number; latencyMs: number },
+): Promise<BenchUser[]> {
+  await lab.reset();
+  const users = benchUsers(userCount);
+  await addBenchUsers(db, users);
+  await configure(lab, {
+    strategy: settings.strategy,
+    poolSize: settings.poolSize,
+    leaseTtlMs: 10_000,
+    provider: { latencyMode: "fixed", latencyMs: settings.latencyMs, jitterMs: 0 },
+  });
+  return users;
+}
+
+/** A signed-in client per user, and each user's switch back and forth between its two identities. */
+async function switchers(baseUrl: string, users: BenchUser[]) {
+  const lab = appClient(baseUrl);
+  const clients = await Promise.all(users.map((user) => lab.signedIn(user.id)));
+  const primary = users.map((user) => user.identities[0]);
+  return {
+    /** The next switch of user `index`: to its other identity; what it answered, and in how many ms. */
+    async switchOnce(index: number, client = clients[index]!): Promise<{ status: number; ms: number }> {
+      const user = users[index]!;
+      const target = primary[index] === user.identities[0] ? user.identities[1] : user.identities[0];
+      const started = performance.now();
+      const answer = await client.promote(user.id, target);
+      const ms = performance.now() - started;
+      if (answer.status === 200) primary[index] = target;
+      return { status: answer.status, ms };
+    },
+    clients,
+  };
+}
+
+export interface SingleSwitchResult {
+  strategy: Strategy;
+  latencyMs: number;
+  /** Answer time of one switch alone, per repetition's p50, and all samples pooled. */
+  p50: Repeated;
+  pooled: Distribution;
+  shape: number[];
+  /** Time spent outside the two provider calls: answer time − 2L, at p50. */
+  outsideProviderP50: Repeated;
+}
+
+/** One switch at a time, for one user: no contention, so what is left over 2L is the route's own cost. */
+export async function singleSwitch(
+  baseUrl: string,
+  db: Kysely<Database>,
+  options: { strategy: Strategy; latencyMs: number; samples: number; repetitions: number; warmup: number },
+  progress: (note: string) => void,
+): Promise<SingleSwitchResult> {
+  const lab = appClient(baseUrl);
+  const users = await freshLab(lab, db, 1, { strategy: options.strategy, poolSize: 4, latencyMs: options.latencyMs });
+  const { switchOnce } = await switchers(baseUrl, users);
+  for (let i = 0; i < options.warmup; i++) await switchOnce(0);
+  const runs: number[][] = [];
+  for (let repetition = 0; repetition < options.repetitions; repetition++) {
+    progress(`one switch, ${options.strategy}: repetition ${repetition + 1}/${options.repetitions}`);
+    const times: number[] = [];
+    for (let i = 0; i < options.samples; i++) {
+      const { status, ms } = await switchOnce(0);
+      if (status !== 200) throw new Error(`a lone switch under ${options.strategy} answered ${status}`);
+      times.push(ms);
+    }
+    runs.push(times);
+  }
+  const p50s = runs.map((run) => distribution(run).p50);
+  return {
+    strategy: options.strategy,
+    latencyMs: options.latencyMs,
+    p50: repeated(p50s),
+    pooled: distribution(runs.flat()),
+    shape: quantiles(runs.flat()),
+    outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
+  };
+}
+
+export interface WaveResult {
+  strategy: Strategy;
+  users: number;
+  poolSize: number;
+  /** Until every one of the K simultaneous switches had answered, per repetition. */
+  wallMs: Repeated;
+  predictedMs: number;
+  statuses: Record<string, number>;
+  consistent: boolean;
+}
+
+/** What each strategy should cost K users switching at once with a pool of P: the lease is not pool-bound. */
+export const predictedWallMs = (strategy: Strategy, users: number, poolSize: number, latencyMs: number): number =>
+  strategy === "transaction" || strategy === "advisory" ? Math.ceil(users / poolSize) * 2 * latencyMs : 2 * latencyMs;
+
+/**
+ * K users each send one switch at the same moment (one wave); repeated. The pool size changes between
+ * points through the lab's setting, without a reset: the users keep switching back and forth.
+ */
+export async function scalingWaves(
+  baseUrl: string,
+  db: Kysely<Database>,
+  options: {
+    strategy: Strategy;
+    userCounts: number[];
+    poolSizes: number[];
+    latencyMs: number;
+    repetitionsFor: (users: number, poolSize: number) => number;
+  },
+  progress: (note: string) => void,
+): Promise<WaveResult[]> {
+  const lab = appClient(baseUrl);
+  const most = Math.max(...options.userCounts);
+  const users = await freshLab(lab, db, most, {
+    strategy: options.strategy,
+    poolSize: options.poolSizes[0]!,
+    latencyMs: options.latencyMs,
+  });
+  const { switchOnce } = await switchers(baseUrl, users);
+  // Warm-up: one wave of every user on the largest pool, so no measured wave pays a first compile or a
+  // cold connection (on the smallest pool, the warm-up alone would take ⌈K/P⌉ × 2L under transaction).
+  await configure(lab, { poolSize: Math.max(...options.poolSizes) });
+  await Promise.all(users.map((_, index) => switchOnce(index)));
+  const results: WaveResult[] = [];
+  for (const poolSize of options.poolSizes) {
+    await configure(lab, { poolSize });
+    for (const userCount of options.userCounts) {
+      const walls: number[] = [];
+      const statuses: Record<string, number> = {};
+      const repetitions = options.repetitionsFor(userCount, poolSize);
+      for (let repetition = 0; repetition < repetitions; repetition++) {
+        progress(`scaling, ${options.strategy}: P=${poolSize} K=${userCount}, wave ${repetition + 1}/${repetitions}`);
+        const started = performance.now();
+        const answers = await Promise.all(Array.from({ length: userCount }, (_, index) => switchOnce(index)));
+        walls.push(performance.now() - started);
+        for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+      }
+      results.push({
+        strategy: options.strategy,
+        users: userCount,
+        poolSize,
+        wallMs: repeated(walls),
+        predictedMs: predictedWallMs(options.strategy, userCount, poolSize, options.latencyMs),
+        statuses,
+        consistent: (await lab.audit()).consistent,
+      });
+    }
+  }
+  return results;
+}
+
+export interface BystanderResult {
+  strategy: Strategy | "idle";
+  users: number;
+  poolSize: number;
+  reads: Distribution;
+}
+
+/**
+ * A bystander (alan, who never switches) reads his own page every `readEveryMs`, open loop (sent on
+ * schedule whether or not the last one answered, so a stalled pool shows as slow reads, not fewer), while
+ * K users switch back and forth without pause (closed loop per user). K = 0 is the idle baseline.
+ */
+export async function bystanderReads(
+  baseUrl: string,
+  db: Kysely<Database>,
+  options: {
+    strategy: Strategy;
+    users: number;
+    poolSize: number;
+    latencyMs: number;
+    reads: number;
+    readEveryMs: number;
+  },
+  progress: (note: string) => void,
+): Promise<BystanderResult> {
+  const lab = appClient(baseUrl);
+  const users = await freshLab(lab, db, Math.max(1, options.users), options);
+  const { switchOnce } = await switchers(baseUrl, users);
+  const bystander = await lab.signedIn("alan");
+  for (let i = 0; i < 20; i++) await bystander.get("/api/users/alan");
+  progress(`bystander, ${options.users === 0 ? "idle" : options.strategy}: K=${options.users} P=${options.poolSize}`);
+  let running = true;
+  const load = Array.from({ length: options.users }, async (_, index) => {
+    while (running) await switchOnce(index);
+  });
+  const times: number[] = [];
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < options.reads; i++) {
+    const before = performance.now();
+    pending.push(bystander.get("/api/users/alan").then(() => void times.push(performance.now() - before)));
+    await new Promise((resolve) => setTimeout(resolve, options.readEveryMs));
+  }
+  await Promise.all(pending);
+  running = false;
+  await Promise.all(load);
+  return {
+    strategy: options.users === 0 ? "idle" : options.strategy,
+    users: options.users,
+    poolSize: options.poolSize,
+    reads: distribution(times),
+  };
+}
+
+export interface TwoInstancesResult {
+  users: number;
+  wallMs: Repeated;
+  statuses: Record<string, number>;
+  consistent: boolean;
+}
+
+/**
+ * Two app instances on one database, under `lease`: each of K users clicks twice at once, one click on
+ * each instance. Exactly one of each pair may switch (200), the other must be refused (409).
+ */
+export async function twoInstances(
+  baseUrls: [string, string],
+  db: Kysely<Database>,
+  options: { users: number; latencyMs: number; repetitions: number },
+  progress: (note: string) => void,
+): Promise<TwoInstancesResult> {
+  const lab = appClient(baseUrls[0]);
+  const users = await freshLab(lab, db, options.users, {
+    strategy: "lease",
+    poolSize: 4,
+    latencyMs: options.latencyMs,
+  });
+  const first = await switchers(baseUrls[0], users);
+  const second = await switchers(baseUrls[1], users);
+  const walls: number[] = [];
+  const statuses: Record<string, number> = {};
+  for (let repetition = 0; repetition < options.repetitions; repetition++) {
+    progress(`two instances: K=${options.users}, wave ${repetition + 1}/${options.repetitions}`);
+    const started = performance.now();
+    const answers = await Promise.all(
+      users.flatMap((_, index) => [first.switchOnce(index), first.switchOnce(index, second.clients[index])]),
+    );
+    walls.push(performance.now() - started);
+    for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+  }
+  return { users: options.users, wallMs: repeated(walls), statuses, consistent: (await lab.audit()).consistent };
+}

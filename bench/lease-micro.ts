@@ -1,0 +1,273 @@
+/**
+ * The lease library against what the hardware allows, straight on PostgreSQL (no app, no HTTP):
+ * - one acquire + release after another on one connection, three ways: two bare single-row autocommit
+ *   UPDATEs (the physical floor: two durable commits), the same acquire and release as raw SQL through
+ *   raw pg, and the library as the app calls it (identityActionLease with the journal's intent recorder);
+ * - N acquirers on one row at once, each on its own connection: one winner per round, and how long the
+ *   losers wait for their answer, library against the raw statement, round by round alternately.
+ */
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import pg from "pg";
+import { createDb } from "../db/connection";
+import type { Database } from "../db/schema";
+import { identityActionLease } from "../lib/switch/identity-action-lease";
+import { intentRecorder } from "../lib/switch/journal";
+import { distribution, quantiles, repeated, shuffled, type Distribution, type Repeated } from "./stats";
+
+const rowId = "ada";
+const targetIdentityId = "github|8812";
+const ttlMs = 10_000;
+/** As the app acquires: the hold cap withLease passes is 3 × TTL. */
+const acquireOptions = (operationId: string) => ({
+  ttlMs,
+  maxHoldMs: 3 * ttlMs,
+  intent: intentRecorder(operationId, targetIdentityId),
+});
+
+/** The library's acquire, written out by hand: the same statement text the library sends. */
+export const rawAcquireSql = `
+  WITH acquired AS (
+    UPDATE users
+       SET identity_action_locked_at = now(), identity_action_locked_until = now() + make_interval(secs => $1),
+           identity_action_lock_token = gen_random_uuid(), identity_action_fence = identity_action_fence + 1
+     WHERE id = $2 AND (identity_action_locked_until IS NULL OR identity_action_locked_until < now())
+    RETURNING *, identity_action_fence AS lease_lock_fence, identity_action_lock_token AS lease_lock_token,
+              identity_action_locked_until AS lease_lock_until
+  ), intent AS (
+    INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step)
+    SELECT id, $3::uuid, lease_lock_fence, primary_identity_id, $4, 'acquired' FROM acquired
+    RETURNING id)
+  SELECT true AS acquired, lease_lock_token::text AS token, lease_lock_fence::text AS fence, lease_lock_until AS until,
+         greatest(0, extract(epoch FROM (lease_lock_until - clock_timestamp())) * 1000)::float8 AS remaining_ms,
+         (SELECT id::text FROM intent LIMIT 1) AS intent_id
+    FROM acquired
+  UNION ALL
+  SELECT false, NULL, NULL, holder.until,
+         greatest(0, extract(epoch FROM (holder.until - clock_timestamp())) * 1000)::float8, NULL
+    FROM (SELECT identity_action_locked_until AS until FROM users
+           WHERE id = $5 AND NOT EXISTS (SELECT 1 FROM acquired) FOR KEY SHARE) AS holder`;
+export const rawReleaseSql = `
+  UPDATE users SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
+   WHERE id = $1 AND identity_action_lock_token = $2`;
+
+/** The raw acquire, unnamed (parsed and planned at each call) or as a named prepared statement. */
+const rawAcquire = (client: pg.Pool, name?: string) =>
+  client.query<{ acquired: boolean; token: string | null }>({
+    name,
+    text: rawAcquireSql,
+    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId],
+  });
+
+export type MicroVariant = "bare-updates" | "raw-sql" | "raw-sql-prepared" | "library";
+export const microVariants: MicroVariant[] = ["bare-updates", "raw-sql", "raw-sql-prepared", "library"];
+
+interface Connections {
+  pool: pg.Pool;
+  db: Kysely<Database>;
+}
+
+/** One acquire + release, each way; every way must actually win (the row is free between iterations). */
+const cycles: Record<MicroVariant, (connections: Connections) => Promise<void>> = {
+  // Two single-row autocommit UPDATEs of the same row: the least two durable commits can cost.
+  "bare-updates": async ({ pool }) => {
+    await pool.query("UPDATE users SET identity_action_lock_token = gen_random_uuid() WHERE id = $1", [rowId]);
+    await pool.query("UPDATE users SET identity_action_lock_token = NULL WHERE id = $1", [rowId]);
+  },
+  "raw-sql": async ({ pool }) => {
+    const taken = await rawAcquire(pool);
+    if (!taken.rows[0]?.acquired) throw new Error("raw acquire did not win a free row");
+    await pool.query(rawReleaseSql, [rowId, taken.rows[0].token]);
+  },
+  // The same, as named prepared statements: what the library sends (lib/lease/prepared.ts).
+  "raw-sql-prepared": async ({ pool }) => {
+    const taken = await rawAcquire(pool, "bench_acquire");
+    if (!taken.rows[0]?.acquired) throw new Error("raw acquire did not win a free row");
+    await pool.query({ name: "bench_release", text: rawReleaseSql, values: [rowId, taken.rows[0].token] });
+  },
+  library: async ({ db }) => {
+    const acquisition = await identityActionLease.acquire(db, rowId, acquireOptions(randomUUID()));
+    if (!acquisition.acquired) throw new Error("library acquire did not win a free row");
+    await acquisition.lease.release();
+  },
+};
+
+export interface MicroResult {
+  iterations: number;
+  repetitions: number;
+  /** Per variant: the milliseconds of one acquire + release, per repetition and pooled. */
+  variants: Record<MicroVariant, { p50: Repeated; p99: Repeated; pooled: Distribution; shape: number[] }>;
+  /** Ratios of the medians over repetitions, each repetition's ratio taken side by side. */
+  ratios: {
+    libraryToRawP50: Repeated;
+    libraryToRawP99: Repeated;
+    libraryToRawPreparedP50: Repeated;
+    libraryToRawPreparedP99: Repeated;
+    libraryToBareP50: Repeated;
+    libraryToBareP99: Repeated;
+    rawToBareP50: Repeated;
+  };
+}
+
+/** Iterations run back to back before the next way's turn: small blocks, so all ways share the machine's moods. */
+const blockSize = 50;
+
+export async function leaseMicrobench(
+  databaseUrl: string,
+  options: { iterations: number; warmup: number; repetitions: number; random: () => number },
+  progress: (note: string) => void,
+): Promise<MicroResult> {
+  // Each way on a pool of one connection of its own, as the app's library calls and raw pg would run.
+  const { db, pool } = createDb(databaseUrl, 1);
+  const rawPool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const connections = (variant: MicroVariant): Connections => ({ pool: variant === "library" ? pool : rawPool, db });
+  const samples = Object.fromEntries(microVariants.map((variant) => [variant, [] as number[][]])) as Record<
+    MicroVariant,
+    number[][]
+  >;
+  try {
+    for (let repetition = 0; repetition < options.repetitions; repetition++) {
+      progress(`lease microbenchmark: repetition ${repetition + 1}/${options.repetitions}`);
+      for (const variant of shuffled(microVariants, options.random))
+        for (let i = 0; i < options.warmup; i++) await cycles[variant](connections(variant));
+      const times = Object.fromEntries(microVariants.map((variant) => [variant, [] as number[]])) as Record<
+        MicroVariant,
+        number[]
+      >;
+      for (let block = 0; block < options.iterations / blockSize; block++) {
+        for (const variant of shuffled(microVariants, options.random)) {
+          for (let i = 0; i < blockSize; i++) {
+            const started = performance.now();
+            await cycles[variant](connections(variant));
+            times[variant].push(performance.now() - started);
+          }
+        }
+      }
+      for (const variant of microVariants) samples[variant].push(times[variant]);
+    }
+  } finally {
+    await db.destroy();
+    await rawPool.end();
+  }
+  const perRun = (variant: MicroVariant, p: "p50" | "p99") =>
+    samples[variant].map((times) => distribution(times)[p] ?? NaN);
+  const ratio = (top: MicroVariant, bottom: MicroVariant, p: "p50" | "p99") =>
+    repeated(perRun(top, p).map((value, index) => value / perRun(bottom, p)[index]!));
+  return {
+    iterations: options.iterations,
+    repetitions: options.repetitions,
+    variants: Object.fromEntries(
+      microVariants.map((variant) => [
+        variant,
+        {
+          p50: repeated(perRun(variant, "p50")),
+          p99: repeated(perRun(variant, "p99")),
+          pooled: distribution(samples[variant].flat()),
+          shape: quantiles(samples[variant].flat()),
+        },
+      ]),
+    ) as MicroResult["variants"],
+    ratios: {
+      libraryToRawP50: ratio("library", "raw-sql", "p50"),
+      libraryToRawP99: ratio("library", "raw-sql", "p99"),
+      libraryToRawPreparedP50: ratio("library", "raw-sql-prepared", "p50"),
+      libraryToRawPreparedP99: ratio("library", "raw-sql-prepared", "p99"),
+      libraryToBareP50: ratio("library", "bare-updates", "p50"),
+      libraryToBareP99: ratio("library", "bare-updates", "p99"),
+      rawToBareP50: ratio("raw-sql", "bare-updates", "p50"),
+    },
+  };
+}
+
+export interface ContentionResult {
+  acquirers: number;
+  rounds: number;
+  /** Rounds (over both ways) that did not have exactly one winner: must be 0. */
+  roundsWithoutOneWinner: number;
+  library: { p50: Repeated; p99: Repeated };
+  raw: { p50: Repeated; p99: Repeated };
+  libraryToRawP99: Repeated;
+}
+
+/**
+ * `acquirers` at once on one row, each on its own connection (the pools are opened to that size first).
+ * Each round's answer times are from the moment all were sent to each one's answer.
+ */
+export async function contentionBench(
+  databaseUrl: string,
+  options: { acquirers: number; samples: number; repetitions: number },
+  progress: (note: string) => void,
+): Promise<ContentionResult> {
+  const { acquirers, repetitions } = options;
+  const rounds = Math.ceil(options.samples / acquirers);
+  // One pool of N connections serves both ways (the server's 100 connections are shared with others).
+  const { db, pool } = createDb(databaseUrl, acquirers);
+  let roundsWithoutOneWinner = 0;
+  const times = { library: [] as number[][], raw: [] as number[][] };
+  try {
+    await Promise.all(Array.from({ length: acquirers }, () => pool.query("SELECT pg_sleep(0.05)")));
+    const libraryRound = async (): Promise<number[]> => {
+      const started = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: acquirers }, async () => {
+          const acquisition = await identityActionLease.acquire(db, rowId, acquireOptions(randomUUID()));
+          return { acquisition, ms: performance.now() - started };
+        }),
+      );
+      const winners = answers.filter((answer) => answer.acquisition.acquired);
+      if (winners.length !== 1) roundsWithoutOneWinner++;
+      for (const winner of winners) if (winner.acquisition.acquired) await winner.acquisition.lease.release();
+      return answers.map((answer) => answer.ms);
+    };
+    const rawRound = async (): Promise<number[]> => {
+      const started = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: acquirers }, async () => {
+          const { rows } = await rawAcquire(pool);
+          return { row: rows[0]!, ms: performance.now() - started };
+        }),
+      );
+      const winners = answers.filter((answer) => answer.row.acquired);
+      if (winners.length !== 1) roundsWithoutOneWinner++;
+      for (const winner of winners) await pool.query(rawReleaseSql, [rowId, winner.row.token]);
+      return answers.map((answer) => answer.ms);
+    };
+    for (let repetition = 0; repetition < repetitions; repetition++) {
+      progress(`contention: ${acquirers} acquirers, repetition ${repetition + 1}/${repetitions}`);
+      // Warm-up rounds, then the two ways alternately, round by round, so both see the same machine.
+      for (let i = 0; i < 3; i++) {
+        await libraryRound();
+        await rawRound();
+      }
+      const library: number[] = [];
+      const raw: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        if (round % 2 === 0) {
+          library.push(...(await libraryRound()));
+          raw.push(...(await rawRound()));
+        } else {
+          raw.push(...(await rawRound()));
+          library.push(...(await libraryRound()));
+        }
+      }
+      times.library.push(library);
+      times.raw.push(raw);
+    }
+  } finally {
+    await db.destroy();
+  }
+  const summary = (runs: number[][]) => ({
+    p50: repeated(runs.map((run) => distribution(run).p50)),
+    p99: repeated(runs.map((run) => distribution(run).p99!)),
+  });
+  return {
+    acquirers,
+    rounds,
+    roundsWithoutOneWinner,
+    library: summary(times.library),
+    raw: summary(times.raw),
+    libraryToRawP99: repeated(
+      times.library.map((run, index) => distribution(run).p99! / distribution(times.raw[index]!).p99!),
+    ),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Named prepared statements for the lease's statements, under Kysely. Kysely's PostgreSQL driver sends
+ * every query unnamed, so PostgreSQL parses, analyses and plans it each time; for the acquiring CTE that
+ * is most of its cost (bench, same run: acquire + release 1.26 ms unnamed, 0.75 ms named, two bare
+ * single-row UPDATEs 0.71 ms). A pool wrapped here sends each statement that begins with
+ * `preparedMarker` as a named statement, named by its text, so each connection parses and plans it once;
+ * every other query passes through untouched. Without the wrapper the same statements still work, unnamed.
+ */
+import { createHash } from "node:crypto";
+import type { PostgresPool, PostgresPoolClient } from "kysely";
+
+/** The first characters of a statement to prepare: a comment, so the text runs the same unwrapped. */
+export const preparedMarker = "/* prepared */";
+
+interface NamedQueryClient {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+}
+
+/** A pool whose clients send marked statements as named prepared statements (for `PostgresDialect`). */
+export function preparingPool(pool: PostgresPool): PostgresPool {
+  // One name per distinct text; the texts are the lease's few statement shapes, so this stays small.
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string => {
+    let name = names.get(text);
+    if (!name) {
+      name = `prepared_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  // The same wrapper for the same client: Kysely keeps one connection object per client it is given.
+  const wrappers = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
+  const wrap = (client: PostgresPoolClient): PostgresPoolClient => {
+    let wrapper = wrappers.get(client);
+    if (!wrapper) {
+      const query = ((text: unknown, values?: readonly unknown[]) =>
+        typeof text === "string" && text.startsWith(preparedMarker)
+          ? (client as unknown as NamedQueryClient).query({ name: nameOf(text), text, values: [...(values ?? [])] })
+          : (client.query as (...args: unknown[]) => unknown).call(
+              client,
+              text,
+              values,
+            )) as PostgresPoolClient["query"];
+      wrapper = { query, release: (destroy?: boolean) => client.release(destroy) };
+      wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  };
+  return {
+    connect: async () => wrap(await pool.connect()),
+    end: () => pool.end(),
+  };
+}
