@@ -18,11 +18,13 @@ import { distribution, quantiles, repeated, shuffled, type Distribution, type Re
 const rowId = "ada";
 const targetIdentityId = "github|8812";
 const ttlMs = 10_000;
+/** As the lease guard records it: the longest hold plus the provider's apply limit (10 s). */
+const callsMayLandForMs = 3 * ttlMs + 10_000;
 /** As the app acquires: the hold cap withLease passes is 3 × TTL. */
 const acquireOptions = (operationId: string) => ({
   ttlMs,
   maxHoldMs: 3 * ttlMs,
-  intent: intentRecorder(operationId, targetIdentityId),
+  intent: intentRecorder(operationId, targetIdentityId, callsMayLandForMs),
 });
 
 /** The library's acquire, written out by hand: the same statement text the library sends. */
@@ -35,8 +37,10 @@ export const rawAcquireSql = `
     RETURNING *, identity_action_fence AS lease_lock_fence, identity_action_lock_token AS lease_lock_token,
               identity_action_locked_until AS lease_lock_until
   ), intent AS (
-    INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step)
-    SELECT id, $3::uuid, lease_lock_fence, primary_identity_id, $4, 'acquired' FROM acquired
+    INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step, in_flight_until)
+    SELECT id, $3::uuid, lease_lock_fence, primary_identity_id, coalesce($4, primary_identity_id), 'acquired',
+           now() + make_interval(secs => $6)
+      FROM acquired
     RETURNING id)
   SELECT true AS acquired, lease_lock_token::text AS token, lease_lock_fence::text AS fence, lease_lock_until AS until,
          greatest(0, extract(epoch FROM (lease_lock_until - clock_timestamp())) * 1000)::float8 AS remaining_ms,
@@ -46,7 +50,7 @@ export const rawAcquireSql = `
   SELECT false, NULL, NULL, holder.until,
          greatest(0, extract(epoch FROM (holder.until - clock_timestamp())) * 1000)::float8, NULL
     FROM (SELECT identity_action_locked_until AS until FROM users
-           WHERE id = $5 AND NOT EXISTS (SELECT 1 FROM acquired) FOR KEY SHARE) AS holder`;
+           WHERE id = $5 AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE) AS holder`;
 export const rawReleaseSql = `
   UPDATE users SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
    WHERE id = $1 AND identity_action_lock_token = $2`;
@@ -56,7 +60,7 @@ const rawAcquire = (client: pg.Pool, name?: string) =>
   client.query<{ acquired: boolean; token: string | null }>({
     name,
     text: rawAcquireSql,
-    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId],
+    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId, callsMayLandForMs / 1000],
   });
 
 export type MicroVariant = "bare-updates" | "raw-sql" | "raw-sql-prepared" | "library";
