@@ -1,45 +1,25 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startApp, type RunningApp } from "./harness/app-server";
-import { appClient, type AppClient } from "./harness/http-client";
-import { demoUsers, isAllowed, leaseBoundMs, playSchedule, scheduleArbitrary, settles } from "./harness/schedules";
+import { appClient } from "./harness/http-client";
+import { checkSchedule, holds, scheduleArbitrary } from "./harness/schedules";
 
 // Two app instances on one database: the suite's app and a second one.
 const lab = appClient(inject("appUrl"));
 let second: RunningApp;
-let sessions: Record<(typeof demoUsers)[number], AppClient>[] = [];
 
 beforeAll(async () => {
   second = await startApp({ databaseUrl: inject("databaseUrl"), port: Number(process.env.MODEL_APP_PORT ?? 3218) });
 });
 afterAll(() => second?.stop());
 
-async function signInEverywhere(): Promise<void> {
-  sessions = await Promise.all(
-    [lab, appClient(second.baseUrl)].map(async (instance) => {
-      const clients = await Promise.all(demoUsers.map((userId) => instance.signedIn(userId)));
-      return Object.fromEntries(demoUsers.map((userId, index) => [userId, clients[index]!])) as Record<
-        (typeof demoUsers)[number],
-        AppClient
-      >;
-    }),
-  );
-}
-
-/** One schedule, then quiescence: the property the checker asserts for every schedule it draws. */
 const property = (strategy: string) =>
   fc.asyncProperty(scheduleArbitrary(2), async (schedule) => {
-    await lab.reset();
-    await signInEverywhere();
-    const outcomes = await playSchedule(lab, sessions, schedule, strategy);
-    const { leasesFree, consistent } = await settles(lab, sessions[0]!, leaseBoundMs(schedule));
-    const unexpected = outcomes.filter((outcome) => !isAllowed(outcome));
-    if (unexpected.length > 0 || !leasesFree || !consistent) {
-      const audit = consistent
-        ? null
-        : (await lab.audit()).users.flatMap((user: { violations: string[] }) => user.violations);
+    const checked = await checkSchedule(lab, [lab, appClient(second.baseUrl)], schedule, strategy);
+    if (!holds(checked)) {
+      const { unexpected, leasesFree, violations } = checked;
       throw new Error(
-        `answers not allowed: ${JSON.stringify(unexpected)}; leases freed: ${leasesFree}; audit: ${JSON.stringify(audit)}`,
+        `answers not allowed: ${JSON.stringify(unexpected)}; leases freed: ${leasesFree}; audit: ${JSON.stringify(violations)}`,
       );
     }
   });

@@ -18,11 +18,13 @@ export function labFaultHooks(db: Kysely<Database>, settings: LabSettings): Leas
   let stall: Promise<{ at: StallPoint; ms: number } | null> | undefined;
   return {
     async atCheckpoint(nextStep) {
-      if (!settings.faults.stall) return;
+      if (!settings.faults.stall) return false;
       // One-shot: the first operation to reach a checkpoint takes the armed pause, whichever instance it runs on.
       stall ??= takeStall(db);
       const taken = await stall;
-      if (taken && checkpointAfter[taken.at] === nextStep) await pause(taken.ms);
+      if (!taken || checkpointAfter[taken.at] !== nextStep) return false;
+      await pause(taken.ms);
+      return true;
     },
     beforeRelease(attempt) {
       if (attempt <= settings.faults.releaseFailures) throw new Error("injected release failure (lab fault)");

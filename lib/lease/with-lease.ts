@@ -19,10 +19,10 @@ export type LeaseEvent =
 
 export interface LeaseHooks {
   /**
-   * Runs at each checkpoint before the ownership check, and before the release (`nextStep` "release"):
-   * where the lab pauses an operation on purpose, as a GC pause would.
+   * Runs at each checkpoint, and before the release (`nextStep` "release"): where the lab pauses an
+   * operation on purpose, as a GC pause would. Resolves true when it paused: ownership is checked again.
    */
-  atCheckpoint?(nextStep: string): Promise<void>;
+  atCheckpoint?(nextStep: string): Promise<boolean>;
   /** Runs before each release attempt; throwing fails that attempt (the lab's failing releases). */
   beforeRelease?(attempt: number): void;
 }
@@ -52,8 +52,13 @@ export interface LeaseSection {
   intentId: string | null;
   /** Every call the work makes carries `deadline.signal`; it fires before the lease can expire. */
   deadline: Deadline;
-  /** Before an irreversible step: runs the hooks, then (with safeguards) makes sure the lease is still mine. */
-  checkpoint(nextStep: string): Promise<void>;
+  /**
+   * Before an irreversible step, with safeguards: makes sure the lease is still mine and unexpired, by
+   * `verify` when given (an owner-checked write the work makes anyway, saving a round trip) or by a
+   * renewal; then runs the hooks (and, after a pause, checks again). Without safeguards `verify` still
+   * runs (the work's write is made) but its answer is not trusted to stop anything.
+   */
+  checkpoint(nextStep: string, verify?: () => Promise<boolean>): Promise<void>;
   /**
    * The work leaves something whose outcome is unknown for up to `ms` (a call that may still land): at
    * the end the lease is kept at least that long instead of being released.
@@ -131,13 +136,20 @@ export async function withLease<DB, T>(
     lease,
     intentId: acquisition.intentId,
     deadline,
-    async checkpoint(nextStep) {
-      await hooks.atCheckpoint?.(nextStep);
-      if (!safeguards) return;
-      if (deadline.signal.aborted || !(await renew())) {
+    async checkpoint(nextStep, verify) {
+      const stillMine = async (check: () => Promise<boolean>) =>
+        (await check()) && !deadline.signal.aborted && deadline.remainingMs() > 0;
+      const lost = async () => {
         await onEvent({ kind: "lost", beforeStep: nextStep });
-        throw new LeaseLostError(nextStep);
+        return new LeaseLostError(nextStep);
+      };
+      if (!safeguards) {
+        await verify?.();
+        await hooks.atCheckpoint?.(nextStep);
+        return;
       }
+      if (!(await stillMine(verify ?? renew))) throw await lost();
+      if ((await hooks.atCheckpoint?.(nextStep)) && !(await stillMine(renew))) throw await lost();
     },
     keepFor(ms, reason) {
       if (!keep || ms > keep.ms) keep = { ms, reason };

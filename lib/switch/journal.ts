@@ -72,7 +72,8 @@ export async function openEntries(db: Kysely<Database>, userId: string, exceptId
 /**
  * Records the step reached, only while the writer still holds the user's lease (its token): an entry a
  * later holder has settled is never reopened by an operation that lost its lease. Once the provider calls
- * are behind (`linked` and after), none of them can land any more.
+ * are behind (`linked` and after), none of them can land any more. Answers whether the lease is still the
+ * writer's and unexpired: the same round trip serves as the ownership check before the next step.
  */
 export async function advance(
   db: Kysely<Database>,
@@ -80,16 +81,17 @@ export async function advance(
   leaseToken: string,
   step: JournalStep,
   fromIdentityId?: string,
-): Promise<void> {
+): Promise<boolean> {
   const callsDone = step === "linked" || step === "saved" || step === "done";
-  await sql`
+  const { rows } = await sql<{ unexpired: boolean }>`
     UPDATE switch_journal
        SET step = ${step}, updated_at = now(), from_identity_id = coalesce(${fromIdentityId ?? null}, from_identity_id),
            in_flight_until = CASE WHEN ${callsDone}::boolean THEN NULL ELSE in_flight_until END
-     WHERE id = ${id} AND step <> 'resolved'
-       AND EXISTS (SELECT 1 FROM users WHERE users.id = switch_journal.user_id AND identity_action_lock_token = ${leaseToken})`.execute(
-    db,
-  );
+      FROM users
+     WHERE switch_journal.id = ${id} AND switch_journal.step <> 'resolved'
+       AND users.id = switch_journal.user_id AND users.identity_action_lock_token = ${leaseToken}
+    RETURNING users.identity_action_locked_until > now() AS unexpired`.execute(db);
+  return rows[0]?.unexpired ?? false;
 }
 
 /**

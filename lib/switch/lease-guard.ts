@@ -94,9 +94,10 @@ export function leaseGuard({ ttlMs, safeguards, applyLimitMs, providerFences, ho
                 await recordEvent(db, { userId, operationId, kind: "recovered", message });
               },
               reached: async (step, fromIdentityId) => {
-                await journal.advance(db, journalId, token, step, fromIdentityId);
+                const record = () => journal.advance(db, journalId, token, step, fromIdentityId);
                 const next = nextStepAfter[step];
-                if (next) await section.checkpoint(next);
+                if (next) await section.checkpoint(next, record);
+                else await record();
               },
               callMayStillLand: () => {
                 outcomeUnknown = true;
@@ -116,6 +117,8 @@ export function leaseGuard({ ttlMs, safeguards, applyLimitMs, providerFences, ho
                 );
               },
             });
+            // No separate `saved` step: a crash between the save and `done` is recovered from `linked`, where
+            // the provider already shows the switch finished (one durable commit fewer per switch).
             await journal.advance(db, journalId, token, "done");
             return result;
           } catch (error) {

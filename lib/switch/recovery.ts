@@ -29,7 +29,8 @@ export async function recoverSwitch(
   const leftBy = `left by operation ${shortId(entry.operationId)} (${endedWith})`;
   const recovered = (action: string) =>
     section.markRecovered(entry, `Recovered switch from ${from} to ${to} ${leftBy}: ${action}.`);
-  // Saved (or never meant to change anything): the journal alone says it is complete.
+  // Saved (entries from before `done` followed the save directly) or never meant to change anything: the
+  // journal alone says it is complete.
   if (entry.step === "saved" || from === to) return recovered("it had already finished");
   await section.settleInFlight(entry);
   try {

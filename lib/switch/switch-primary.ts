@@ -56,7 +56,6 @@ export async function promoteToPrimary(
     await providerStep(section, "link", () => linkTolerant(provider, identityId, user.primaryIdentityId, context));
     await section.reached("linked");
     await section.savePrimary(user, identityId);
-    await section.reached("saved");
     return { primaryIdentityId: identityId, changed: true };
   });
   return { ...outcome, operationId };

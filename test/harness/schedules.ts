@@ -41,7 +41,7 @@ const chaos = fc.record({
   failureRate: fc.constantFrom(0, 0, 0.1, 0.2),
 });
 
-export function scheduleArbitrary(instances: number): fc.Arbitrary<Schedule> {
+export function scheduleArbitrary(instances: number, maxClicks = 10): fc.Arbitrary<Schedule> {
   const click = fc
     .record({
       instance: fc.nat(instances - 1),
@@ -75,7 +75,7 @@ export function scheduleArbitrary(instances: number): fc.Arbitrary<Schedule> {
         ),
       }),
     }),
-    clicks: fc.array(click, { minLength: 2, maxLength: 10 }),
+    clicks: fc.array(click, { minLength: 2, maxLength: maxClicks, size: maxClicks > 10 ? "large" : "small" }),
     ttlChange: fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 5_000) }), { freq: 3 }),
   });
 }
@@ -163,3 +163,44 @@ export function leaseBoundMs(schedule: Schedule): number {
 }
 
 export const demoUsers = userIds;
+
+export type Sessions = Record<UserId, AppClient>[];
+
+export interface Checked {
+  outcomes: Outcome[];
+  unexpected: Outcome[];
+  leasesFree: boolean;
+  consistent: boolean;
+  violations: string[];
+}
+
+/** One schedule from a fresh lab, then quiescence: what the checker asserts for every schedule it draws. */
+export async function checkSchedule(
+  lab: AppClient,
+  instances: AppClient[],
+  schedule: Schedule,
+  strategy: string,
+): Promise<Checked> {
+  await lab.reset();
+  const sessions = await Promise.all(
+    instances.map(async (instance) => {
+      const clients = await Promise.all(userIds.map((userId) => instance.signedIn(userId)));
+      return Object.fromEntries(userIds.map((userId, index) => [userId, clients[index]!])) as Record<UserId, AppClient>;
+    }),
+  );
+  const outcomes = await playSchedule(lab, sessions, schedule, strategy);
+  const { leasesFree, consistent } = await settles(lab, sessions[0]!, leaseBoundMs(schedule));
+  const violations = consistent
+    ? []
+    : (await lab.audit()).users.flatMap((user: { violations: string[] }) => user.violations);
+  return {
+    outcomes,
+    unexpected: outcomes.filter((outcome) => !isAllowed(outcome)),
+    leasesFree,
+    consistent,
+    violations,
+  };
+}
+
+export const holds = (checked: Checked): boolean =>
+  checked.unexpected.length === 0 && checked.leasesFree && checked.consistent;
