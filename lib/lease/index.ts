@@ -14,6 +14,7 @@ export {
   safetyMarginMs,
   textbookTimeoutMs,
   withLease,
+  WorkCrashed,
   type LeaseEvent,
   type LeaseHooks,
   type LeaseSection,
