@@ -25,18 +25,21 @@ async function run(id: string): Promise<Run> {
   return answer.body;
 }
 
-async function journalOf(operationId: string) {
+async function query<Row>(text: string, values: unknown[]): Promise<Row | undefined> {
   const client = new pg.Client({ connectionString: inject("databaseUrl") });
   await client.connect();
   try {
-    const { rows } = await client.query("SELECT step, resolved_by FROM switch_journal WHERE operation_id = $1", [
-      operationId,
-    ]);
-    return rows[0] as { step: string; resolved_by: string | null } | undefined;
+    return (await client.query(text, values)).rows[0] as Row | undefined;
   } finally {
     await client.end();
   }
 }
+
+const journalOf = (operationId: string) =>
+  query<{ step: string; resolved_by: string | null }>(
+    "SELECT step, resolved_by FROM switch_journal WHERE operation_id = $1",
+    [operationId],
+  );
 
 const appliedBy = (calls: { operationId: string | null; status: number }[], operationId: string) =>
   calls.filter((call) => call.operationId === operationId && call.status >= 200 && call.status < 300).length;
@@ -116,8 +119,11 @@ describe("the experiments", () => {
     const result = await run("q2-simultaneous-acquire");
     expect(result.observed.rowsUpdated).toBe(1);
     // The lease row itself: held, its fence one above the seed's.
-    expect(await app.leaseHeld("ada")).toBe(true);
-    expect(Number(result.observed.rowAfter.fence)).toBe(Number(result.observed.rowBefore.fence) + 1);
+    const row = await query<{ held: boolean; fence: string }>(
+      "SELECT identity_action_locked_until > now() AS held, identity_action_fence::text AS fence FROM users WHERE id = $1",
+      ["ada"],
+    );
+    expect(row).toEqual({ held: true, fence: String(Number(result.observed.rowBefore.fence) + 1) });
   });
 
   it("f4-race-to-acquire: two UPDATEs, one commits, the other updates 0 rows", async () => {

@@ -18,8 +18,9 @@ export const leaseStolen: Experiment = {
       provider: slowSwitchCalls(400),
       faults: { stall: { at: "acquired", ms: 1_200 } },
     });
+    const start = lab.sinceStart();
     const first = lab.switchTo(ada.github, "first switch (pauses 1.2 s after acquiring)");
-    await lab.at(1_050);
+    await lab.at(start + 1_050);
     const second = await lab.switchTo(ada.email, "second switch (after the TTL)");
     const slow = await first;
     const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
