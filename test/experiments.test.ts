@@ -118,12 +118,12 @@ describe("the experiments", () => {
   it("q2-simultaneous-acquire: one row updated, the others waited and matched 0 rows", async () => {
     const result = await run("q2-simultaneous-acquire");
     expect(result.observed.rowsUpdated).toBe(1);
-    // The lease row itself: held, its fence one above the seed's.
-    const row = await query<{ held: boolean; fence: string }>(
-      "SELECT identity_action_locked_until > now() AS held, identity_action_fence::text AS fence FROM users WHERE id = $1",
+    // The lease row itself: taken once, its fence one above the seed's.
+    const row = await query<{ taken: boolean; fence: string }>(
+      "SELECT identity_action_locked_at IS NOT NULL AS taken, identity_action_fence::text AS fence FROM users WHERE id = $1",
       ["ada"],
     );
-    expect(row).toEqual({ held: true, fence: String(Number(result.observed.rowBefore.fence) + 1) });
+    expect(row).toEqual({ taken: true, fence: String(Number(result.observed.rowBefore.fence) + 1) });
   });
 
   it("f4-race-to-acquire: two UPDATEs, one commits, the other updates 0 rows", async () => {

@@ -11,13 +11,15 @@ const targets = [ada.github, ada.email, ada.apple];
 async function burst(lab: Lab, strategy: "transaction" | "lease") {
   await lab.fresh({ strategy, provider: slowSwitchCalls(250) });
   let running = true;
-  const pool = { mostInUse: 0, mostWaiting: 0 };
+  const pool = { mostInUse: 0, mostWaiting: 0, samples: 0, queuedSamples: 0 };
   const reads: number[] = [];
   const sampling = (async () => {
     while (running) {
       const stats = poolStats();
       pool.mostInUse = Math.max(pool.mostInUse, stats.inUse);
       pool.mostWaiting = Math.max(pool.mostWaiting, stats.waiting);
+      pool.samples++;
+      if (stats.waiting > 0) pool.queuedSamples++;
       await pause(20);
     }
   })();
@@ -43,6 +45,8 @@ async function burst(lab: Lab, strategy: "transaction" | "lease") {
     poolSize: poolStats().size,
     connectionsHeldAtMost: pool.mostInUse,
     poolQueueAtMost: pool.mostWaiting,
+    // A burst's first statements queue briefly under any strategy; what differs is for how long.
+    shareOfTimeQueued: Math.round((pool.queuedSamples / Math.max(1, pool.samples)) * 100) / 100,
     bystanderReadMs: {
       reads: sorted.length,
       median: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0),
@@ -76,7 +80,8 @@ export const transactionHoldsConnections: Experiment = {
     const asExpected =
       transaction.connectionsHeldAtMost >= transaction.poolSize &&
       transaction.poolQueueAtMost > 0 &&
-      lease.poolQueueAtMost === 0 &&
+      transaction.shareOfTimeQueued > 0.5 &&
+      lease.shareOfTimeQueued < 0.25 &&
       transaction.bystanderReadMs.max > lease.bystanderReadMs.max &&
       unlinkApplied &&
       !audit.consistent;
@@ -94,8 +99,8 @@ export const transactionHoldsConnections: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `${burstSize} switches at once, 250 ms per provider call, a pool of ${transaction.poolSize}. Under transaction, up to ${transaction.connectionsHeldAtMost} connections were held (idle in transaction, waiting on the provider or on the row lock) and up to ${transaction.poolQueueAtMost} requests queued for the pool; a bystander's read took up to ${transaction.bystanderReadMs.max} ms (median ${transaction.bystanderReadMs.median} ms). Under lease, at most ${lease.connectionsHeldAtMost} connection was in use at once, nothing queued, and the same read took at most ${lease.bystanderReadMs.max} ms: the lease holds a row's columns, not a connection. Then a transaction whose link failed rolled back its database work, but the provider's unlink had already been applied and stayed: ${audit.violations.join("; ")}. A database transaction cannot roll back a third party.`
-        : `Measured: transaction held ${transaction.connectionsHeldAtMost}/${transaction.poolSize}, queue ${transaction.poolQueueAtMost}, bystander max ${transaction.bystanderReadMs.max} ms; lease queue ${lease.poolQueueAtMost}, bystander max ${lease.bystanderReadMs.max} ms; unlink applied ${unlinkApplied}, consistent ${audit.consistent}.`,
+        ? `${burstSize} switches at once, 250 ms per provider call, a pool of ${transaction.poolSize}. Under transaction, up to ${transaction.connectionsHeldAtMost} connections were held (idle in transaction, waiting on the provider or on the row lock) and up to ${transaction.poolQueueAtMost} requests queued for the pool, ${Math.round(transaction.shareOfTimeQueued * 100)}% of the time; a bystander's read took up to ${transaction.bystanderReadMs.max} ms (median ${transaction.bystanderReadMs.median} ms). Under lease, the burst's acquires queued only ${Math.round(lease.shareOfTimeQueued * 100)}% of the time (each UPDATE takes milliseconds), and the same read took at most ${lease.bystanderReadMs.max} ms: the lease holds a row's columns, not a connection. Then a transaction whose link failed rolled back its database work, but the provider's unlink had already been applied and stayed: ${audit.violations.join("; ")}. A database transaction cannot roll back a third party.`
+        : `Measured: transaction held ${transaction.connectionsHeldAtMost}/${transaction.poolSize}, queue ${transaction.poolQueueAtMost}, bystander max ${transaction.bystanderReadMs.max} ms; lease queued ${lease.shareOfTimeQueued} of the time, bystander max ${lease.bystanderReadMs.max} ms; unlink applied ${unlinkApplied}, consistent ${audit.consistent}.`,
     };
   },
 };
