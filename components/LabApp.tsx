@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api } from "./api";
 import { AuditPanel } from "./AuditPanel";
@@ -25,7 +26,8 @@ export function LabApp() {
         <div>
           <h1>Lease Lock Lab</h1>
           <p className="tagline">
-            Only one request may change a user&apos;s primary identity at a time. Watch what happens when two try.
+            Only one request may change a user&apos;s primary identity at a time. Watch what happens when two try.{" "}
+            <Link href="/learn">Learn: every question, run in one click</Link>
           </p>
         </div>
         {session.data && (

@@ -33,6 +33,16 @@ const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
     explanation:
       "Detects the lost race at the final UPDATE (409 stale-write), but only after the provider was already changed.",
   },
+  "session-advisory": {
+    label: "Session advisory lock (pg_advisory_lock)",
+    explanation:
+      "No transaction, but a pinned connection per switch (and per waiter); if that connection drops, the lock is gone and another switch gets in.",
+  },
+  "in-process": {
+    label: "In-process mutex (a promise chain in memory)",
+    explanation:
+      "Safe while one app instance serves every request; a second instance has its own memory and does not wait.",
+  },
 };
 
 export function LabPanel() {

@@ -6,15 +6,47 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { prepareDatabase } from "../db/prepare";
 
-const [mode = "dev", ...nextArgs] = process.argv.slice(2);
-if (mode !== "dev" && mode !== "start") throw new Error(`usage: launch dev|start [next options]`);
+const [mode = "dev", ...args] = process.argv.slice(2);
+if (mode !== "dev" && mode !== "start") throw new Error(`usage: launch dev|start [--instances N] [next options]`);
+
+// `--instances N`: N app processes on consecutive ports over one database, each told the others' URLs.
+const instancesAt = args.indexOf("--instances");
+const instances = instancesAt === -1 ? 1 : Number(args[instancesAt + 1]);
+if (!Number.isInteger(instances) || instances < 1 || instances > 10) throw new Error("--instances takes 1 to 10");
+const nextArgs =
+  instancesAt === -1 ? args : args.filter((_, index) => index !== instancesAt && index !== instancesAt + 1);
+const portAt = nextArgs.findIndex((arg) => arg === "-p" || arg === "--port");
+const basePort = Number(portAt === -1 ? (process.env.PORT ?? 3000) : nextArgs[portAt + 1]);
+const otherArgs = portAt === -1 ? nextArgs : nextArgs.filter((_, index) => index !== portAt && index !== portAt + 1);
 
 const databaseUrl = await prepareDatabase(process.env.LAB_DATABASE ?? "leaselab");
 console.log(`[launch] database ready: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}`);
 
-const next = spawn(process.execPath, [fileURLToPath(import.meta.resolve("next/dist/bin/next")), mode, ...nextArgs], {
-  stdio: "inherit",
-  env: { ...process.env, DATABASE_URL: databaseUrl },
+const urls = Array.from({ length: instances }, (_, index) => `http://localhost:${basePort + index}`);
+const children = urls.map((url, index) => {
+  // Several dev servers cannot share one .next directory: each instance after the first gets its own.
+  const distDir = mode === "dev" && index > 0 ? { NEXT_DIST_DIR: `.next-instance-${index + 1}` } : {};
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(import.meta.resolve("next/dist/bin/next")), mode, "-p", String(basePort + index), ...otherArgs],
+    {
+      stdio: "inherit",
+      env: {
+        ...process.env,
+        ...distDir,
+        DATABASE_URL: databaseUrl,
+        LAB_INSTANCE: String(index + 1),
+        LAB_PEER_URLS: urls.filter((other) => other !== url).join(","),
+      },
+    },
+  );
+  if (instances > 1) console.log(`[launch] instance ${index + 1} on ${url}`);
+  return child;
 });
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => next.kill(signal));
-next.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => children.forEach((child) => child.kill(signal)));
+let running = children.length;
+for (const child of children)
+  child.on("exit", (code, signal) => {
+    if (--running === 0) process.exit(code ?? (signal ? 1 : 0));
+  });

@@ -118,7 +118,7 @@ export class StaleWrite extends Problem {
   }
 }
 
-export type ProviderStep = "unlink" | "link";
+export type ProviderStep = "unlink" | "link" | "rename";
 
 export class ProviderStepFailed extends Problem {
   constructor(step: ProviderStep, providerStatus: number | null, providerMessage: string) {
@@ -225,6 +225,45 @@ export class DatabaseUnavailable extends Problem {
       "The app could not reach its database in time; try again shortly.",
       {},
       { "Retry-After": "5" },
+    );
+  }
+}
+
+/**
+ * The lab's `crash` fault: the operation stopped dead where a real process would have died. A dead process
+ * answers nothing; the lab answers this, so the page can say what happened. The lease stays until its TTL.
+ */
+export class OperationCrashed extends Problem {
+  constructor(detail: string) {
+    super(
+      503,
+      "operation-crashed",
+      "The operation crashed (lab fault)",
+      `${detail}: it stopped dead, without releasing its lease; the next holder after the TTL recovers it.`,
+      {},
+      { "Retry-After": "1" },
+    );
+  }
+}
+
+export class ExperimentRunning extends Problem {
+  constructor() {
+    super(
+      409,
+      "experiment-running",
+      "Another experiment is running",
+      "Only one experiment runs at a time; try again when it ends.",
+    );
+  }
+}
+
+export class ExperimentNotFound extends Problem {
+  constructor(id: string) {
+    super(
+      404,
+      "experiment-not-found",
+      "No such experiment",
+      `There is no experiment "${id}": GET /api/lab/experiments lists them.`,
     );
   }
 }

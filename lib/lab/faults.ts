@@ -1,10 +1,13 @@
-/** The lab's faults in the app's own code, handed to the lease as hooks: a one-shot pause, failing releases. */
+/**
+ * The lab's faults in the app's own code, handed to the lease as hooks: a one-shot pause, a one-shot crash,
+ * failing releases.
+ */
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { setTimeout as pause } from "node:timers/promises";
-import type { LeaseHooks } from "../lease";
-import type { LabSettings, StallPoint } from "./settings-schema";
-import { takeStall } from "./settings-store";
+import { WorkCrashed, type LeaseHooks } from "../lease";
+import type { CrashPoint, LabSettings, StallPoint } from "./settings-schema";
+import { takeCrash, takeStall } from "./settings-store";
 
 /** A pause "after reaching X" happens at the checkpoint before the step that follows X. */
 const checkpointAfter: Record<StallPoint, string> = {
@@ -14,10 +17,24 @@ const checkpointAfter: Record<StallPoint, string> = {
   saved: "release",
 };
 
+/** A crash "after X" happens at the checkpoint before the step that follows X. */
+const crashCheckpoint: Record<CrashPoint, string> = {
+  "after-acquire": "unlink",
+  "after-unlink": "link",
+  "after-link": "save",
+};
+
 export function labFaultHooks(db: Kysely<Database>, settings: LabSettings): LeaseHooks {
   let stall: Promise<{ at: StallPoint; ms: number } | null> | undefined;
+  let crash: Promise<CrashPoint | null> | undefined;
   return {
     async atCheckpoint(nextStep) {
+      if (settings.faults.crash) {
+        // One-shot, like the pause: the first operation to reach a checkpoint takes it.
+        crash ??= takeCrash(db);
+        const point = await crash;
+        if (point && crashCheckpoint[point] === nextStep) throw new WorkCrashed(`crashed ${point} (lab fault)`);
+      }
       if (!settings.faults.stall) return false;
       // One-shot: the first operation to reach a checkpoint takes the armed pause, whichever instance it runs on.
       stall ??= takeStall(db);

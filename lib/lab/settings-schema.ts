@@ -4,7 +4,15 @@
  */
 import { z } from "zod";
 
-export const strategies = ["lease", "none", "transaction", "advisory", "optimistic"] as const;
+export const strategies = [
+  "lease",
+  "none",
+  "transaction",
+  "advisory",
+  "optimistic",
+  "session-advisory",
+  "in-process",
+] as const;
 export type Strategy = (typeof strategies)[number];
 
 export const providerEndpoints = ["get", "unlink", "link"] as const;
@@ -19,6 +27,10 @@ export const latencyModes = ["fixed", "uniform", "longTail"] as const;
 /** Where an operation can be paused on purpose (as by a GC pause), named by the step it just reached. */
 export const stallPoints = ["acquired", "unlinked", "linked", "saved"] as const;
 export type StallPoint = (typeof stallPoints)[number];
+
+/** Where an operation can be made to crash (the process dies: no `finally`, no release, no renewal). */
+export const crashPoints = ["after-acquire", "after-unlink", "after-link"] as const;
+export type CrashPoint = (typeof crashPoints)[number];
 
 /** Bounds the page's inputs share with the schema. */
 export const bounds = {
@@ -85,6 +97,11 @@ export const labSettingsSchema = z
      */
     leaseSafeguards: z.boolean(),
     /**
+     * Whether the entity save (a rename) writes the lease's columns back from the copy it read, as an ORM
+     * that maps them as entity fields does: a lease taken meanwhile is wiped.
+     */
+    lockColumnMapped: z.boolean(),
+    /**
      * How long after an operation's switch ended unfinished the background reconciler may settle it
      * (a quiet period, so the half-done state can be seen); null: never, only the user's next switch does.
      */
@@ -95,6 +112,8 @@ export const labSettingsSchema = z
       stall: z.strictObject({ at: z.enum(stallPoints), ms: milliseconds }).nullable(),
       /** The first N attempts of every lease release fail (4 or more: all of them; the TTL frees it). */
       releaseFailures: z.number().int().min(bounds.releaseFailures.min).max(bounds.releaseFailures.max),
+      /** One-shot: the next lease-guarded operation crashes at this point. */
+      crash: z.enum(crashPoints).nullable(),
     }),
     provider: z.strictObject({
       ...chaosShape,
@@ -170,8 +189,9 @@ export const defaultLabSettings: LabSettings = {
   clientGuard: false,
   poolSize: 4,
   leaseSafeguards: true,
+  lockColumnMapped: false,
   reconcileAfterMs: 3_000,
-  faults: { stall: null, releaseFailures: 0 },
+  faults: { stall: null, releaseFailures: 0, crash: null },
   provider: {
     ...calmChaos,
     enforceFencing: false,

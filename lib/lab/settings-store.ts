@@ -12,6 +12,7 @@ import {
   defaultLabSettings,
   labSettingsSchema,
   type LabSettings,
+  type CrashPoint,
   type ProviderEndpoint,
   type ScriptedOutcome,
   type StallPoint,
@@ -78,6 +79,13 @@ export function takeStall(db: Kysely<Database>): Promise<{ at: StallPoint; ms: n
   return takeOneShot(db, (settings) => {
     const stall = settings.faults.stall;
     return stall ? { value: stall, rest: deepMerge(settings, { faults: { stall: null } }) } : null;
+  });
+}
+
+export function takeCrash(db: Kysely<Database>): Promise<CrashPoint | null> {
+  return takeOneShot(db, (settings) => {
+    const crash = settings.faults.crash;
+    return crash ? { value: crash, rest: deepMerge(settings, { faults: { crash: null } }) } : null;
   });
 }
 

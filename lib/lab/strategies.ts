@@ -3,7 +3,10 @@
  * "only one switch per user at a time", each a `Guard` for the same switch steps.
  */
 import { sql, type Kysely } from "kysely";
+import pg from "pg";
+import { databaseTimeouts } from "../../db/connection";
 import type { Database } from "../../db/schema";
+import { config } from "../core/config";
 import { StaleWrite, UserNotFound } from "../core/problems";
 import { Deadline, type LeaseHooks } from "../lease";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
@@ -21,6 +24,8 @@ export function guardFor(db: Kysely<Database>, settings: LabSettings): Guard {
     transaction: () => transactionGuard(timeoutMs),
     advisory: () => advisoryGuard(timeoutMs),
     optimistic: () => optimisticGuard(timeoutMs),
+    "session-advisory": () => sessionAdvisoryGuard(timeoutMs),
+    "in-process": () => inProcessGuard(timeoutMs),
   };
   return guards[settings.strategy]();
 }
@@ -56,8 +61,8 @@ const section = (db: Kysely<Database>, deadline: Deadline, savePrimary = plainSa
   ...unjournaled,
 });
 
-/** No guard at all: the race is there to be seen. */
-const noGuard = (timeoutMs: number): Guard => ({
+/** No guard at all: the race is there to be seen (and the lab's support tool, which writes without any lock). */
+export const noGuard = (timeoutMs: number): Guard => ({
   run: ({ db }, body) => withDeadline(timeoutMs, (deadline) => body(section(db, deadline))),
 });
 
@@ -78,7 +83,7 @@ const transactionGuard = (timeoutMs: number): Guard => ({
 const advisoryGuard = (timeoutMs: number): Guard => ({
   run: ({ db, userId }, body) =>
     db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtext(${`users.identity_action:${userId}`}))`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${advisoryKey(userId)}))`.execute(trx);
       return withDeadline(timeoutMs, (deadline) => body(section(trx, deadline)));
     }),
 });
@@ -98,5 +103,61 @@ const optimisticGuard = (timeoutMs: number): Guard => ({
         }),
       ),
     );
+  },
+});
+
+/** The lock key of a user's switch, shared by the advisory strategies. */
+const advisoryKey = (userId: string): string => `users.identity_action:${userId}`;
+
+/** Names the pinned connection in `pg_stat_activity`, so the lab can find (and drop) it. */
+export const sessionAdvisoryApplicationName = "lab:session-advisory";
+
+/**
+ * A session-level advisory lock (`pg_advisory_lock`) on a connection of its own, pinned for the whole
+ * switch: no transaction stays open, but a connection is held (by every waiter, too). The lock lives as
+ * long as that connection: if it drops, the lock is gone, another switch gets in, and nothing tells the
+ * running one.
+ */
+const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
+  async run({ db, userId, operationId }, body) {
+    const pinned = new pg.Client({
+      connectionString: config.databaseUrl,
+      application_name: `${sessionAdvisoryApplicationName}:${operationId}`,
+      connectionTimeoutMillis: databaseTimeouts.connectMs,
+      lock_timeout: databaseTimeouts.lockMs,
+    });
+    // A dropped connection is only logged: the switch it protected runs on, unprotected (the lesson).
+    pinned.on("error", (error) => console.error(`[session-advisory] pinned connection lost: ${error.message}`));
+    await pinned.connect();
+    try {
+      await pinned.query("SELECT pg_advisory_lock(hashtext($1))", [advisoryKey(userId)]);
+      return await withDeadline(timeoutMs, (deadline) => body(section(db, deadline)));
+    } finally {
+      await pinned.end().catch(() => undefined); // closing the session releases its lock
+    }
+  },
+});
+
+/** One process's memory of the switches running per user: the tail of each user's promise chain. */
+export type ProcessMemory = Map<string, Promise<unknown>>;
+
+const processHolder = globalThis as typeof globalThis & { __leaseLockLabInProcess?: ProcessMemory };
+const thisProcess = (processHolder.__leaseLockLabInProcess ??= new Map());
+
+/**
+ * A mutex in the server's memory: each user's switches queue on a promise chain. Correct in one process;
+ * a second app instance has a memory (and a chain) of its own, so it does not wait at all.
+ */
+export const inProcessGuard = (timeoutMs: number, memory: ProcessMemory = thisProcess): Guard => ({
+  async run({ db, userId }, body) {
+    const previous = memory.get(userId) ?? Promise.resolve();
+    const mine = previous.then(() => withDeadline(timeoutMs, (deadline) => body(section(db, deadline))));
+    const tail = mine.catch(() => undefined);
+    memory.set(userId, tail);
+    try {
+      return await mine;
+    } finally {
+      if (memory.get(userId) === tail) memory.delete(userId);
+    }
   },
 });

@@ -15,6 +15,7 @@ export {
   safetyMarginMs,
   textbookTimeoutMs,
   withLease,
+  WorkCrashed,
   type LeaseEvent,
   type LeaseHooks,
   type LeaseSection,

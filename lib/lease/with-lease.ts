@@ -84,6 +84,12 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * Thrown by a hook to play a crash of the process: the work stops dead, and nothing more happens for it
+ * (no `finally` work, no release, no renewal), so the lease holds until its TTL, as after a real crash.
+ */
+export class WorkCrashed extends Error {}
+
 /** Room kept between the work's deadline and the lease's expiry, for the last writes and the release. */
 export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.round(ttlMs / 5));
 /** Without the safeguards, calls only have this generous timeout: the textbook lease trusts its TTL. */
@@ -156,16 +162,22 @@ export async function withLease<DB, T>(
     },
   };
 
+  let crashed = false;
   try {
     return await work(section);
+  } catch (error) {
+    crashed = error instanceof WorkCrashed;
+    throw error;
   } finally {
     clearInterval(heartbeat);
     deadline.dispose();
-    await hooks.atCheckpoint?.("release");
-    const kept = keep as { ms: number; reason: string } | null;
-    if (kept && (await lease.holdFor(kept.ms).catch(() => false)))
-      await onEvent({ kind: "kept", lease, reason: kept.reason });
-    else await release(lease, options.releaseAttempts ?? 4, hooks, onEvent);
+    if (!crashed) {
+      await hooks.atCheckpoint?.("release");
+      const kept = keep as { ms: number; reason: string } | null;
+      if (kept && (await lease.holdFor(kept.ms).catch(() => false)))
+        await onEvent({ kind: "kept", lease, reason: kept.reason });
+      else await release(lease, options.releaseAttempts ?? 4, hooks, onEvent);
+    }
   }
 }
 

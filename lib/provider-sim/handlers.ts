@@ -7,7 +7,13 @@ import type { Kysely } from "kysely";
 import { delay, http, HttpResponse } from "msw";
 import { z } from "zod";
 import { seedProviderAccounts } from "../../db/seed-data";
-import { effectiveChaos, type LabSettings, type ProviderEndpoint, type ScriptedOutcome } from "../lab/settings-schema";
+import {
+  effectiveChaos,
+  type Chaos,
+  type LabSettings,
+  type ProviderEndpoint,
+  type ScriptedOutcome,
+} from "../lab/settings-schema";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
 import type { IdpDatabase } from "./schema";
 import {
@@ -25,6 +31,7 @@ type Answer = { status: number; body: unknown; headers?: Record<string, string> 
 type Played = { answer: Answer | "network-error"; logStatus: number; outcome: string | null };
 
 const linkBodySchema = z.object({ provider: z.string().min(1), user_id: z.string().min(1) });
+const renameBodySchema = z.object({ name: z.string().min(1).max(300) });
 
 /** How long a "hanging" provider waits for its caller to give up before it gives up itself. */
 const hangLimitMs = 120_000;
@@ -40,13 +47,18 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
   // it: the wait is what is left after the work before it (settings, draw) and the usual time of the work
   // after it (the change, the log write, the timer's lateness): the least of its last 16 times per endpoint,
   // so that a busy spell (a slower tail) never makes a later call answer in less than its latency.
-  const recentAfterWaitMs: Record<ProviderEndpoint, number[]> = { get: [], unlink: [], link: [] };
-  const afterWaitMs = (name: ProviderEndpoint): number =>
+  const recentAfterWaitMs: Record<ProviderEndpoint | "rename", number[]> = {
+    get: [],
+    unlink: [],
+    link: [],
+    rename: [],
+  };
+  const afterWaitMs = (name: ProviderEndpoint | "rename"): number =>
     recentAfterWaitMs[name].length > 0 ? Math.min(...recentAfterWaitMs[name]) : 0;
 
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(
-    name: ProviderEndpoint,
+    name: ProviderEndpoint | "rename",
     perform: (request: Request, params: Record<string, string>, fencing: Fencing) => Promise<Answer>,
   ) {
     return async ({
@@ -58,9 +70,13 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
     }) => {
       const started = performance.now();
       const settings = await chaosSource.settings();
-      const chaos = effectiveChaos(settings, name);
+      // A rename (profile update) has no per-endpoint overrides or script: the lab's global latency and failures.
+      const chaos: Chaos = name === "rename" ? settings.provider : effectiveChaos(settings, name);
       const random = await randomSource(db, settings.provider.seed);
-      const scripted = settings.provider.script[name].length > 0 ? await chaosSource.takeScriptedOutcome(name) : null;
+      const scripted =
+        name !== "rename" && settings.provider.script[name].length > 0
+          ? await chaosSource.takeScriptedOutcome(name)
+          : null;
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
@@ -129,6 +145,21 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           status: 201,
           body: await linkAccount(db, params.primaryId!, body.data.provider, body.data.user_id, fencing),
         };
+      }),
+    ),
+    http.patch(
+      `${api}/users/:id`,
+      // Profile fields are not kept by the simulator: the call is checked, slowed, broken and logged like the others.
+      endpoint("rename", async (request, params, fencing) => {
+        const body = renameBodySchema.safeParse(
+          await request
+            .clone()
+            .json()
+            .catch(() => null),
+        );
+        if (!body.success)
+          throw new IdpError(400, "Bad Request", "Payload validation error: name is required", "invalid_body");
+        return { status: 200, body: { ...(await getAccount(db, params.id!, fencing)), name: body.data.name } };
       }),
     ),
     http.get(`${baseUrl}/lab/state`, async () => {

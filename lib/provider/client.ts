@@ -143,6 +143,11 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
       );
     },
 
+    /** Sets the account's display name (a profile update: one call, nothing linked or unlinked). */
+    renameAccount: async (accountId: string, name: string, context: ProviderCallContext): Promise<void> => {
+      await call<RawAccount>("PATCH", `/api/v2/users/${encode(accountId)}`, context, { name });
+    },
+
     /** Links the account `secondaryId` (and all linked under it) under the account `primaryId`. */
     linkAccount: async (primaryId: string, secondaryId: string, context: ProviderCallContext): Promise<void> => {
       const { provider, providerUserId } = splitIdentityId(secondaryId);

@@ -10,12 +10,13 @@
  */
 import { setTimeout as pause } from "node:timers/promises";
 import type { JournalStep } from "../../db/schema";
-import { FencedOff, LeaseLost, OperationInProgress, UserNotFound } from "../core/problems";
+import { FencedOff, LeaseLost, OperationCrashed, OperationInProgress, UserNotFound } from "../core/problems";
 import {
   LeaseLostError,
   LeaseUnavailable,
   textbookTimeoutMs,
   withLease,
+  WorkCrashed,
   type LeaseEvent,
   type LeaseHooks,
 } from "../lease";
@@ -122,6 +123,7 @@ export function leaseGuard({ ttlMs, safeguards, applyLimitMs, providerFences, ho
             await journal.advance(db, journalId, token, "done");
             return result;
           } catch (error) {
+            if (error instanceof WorkCrashed) throw error; // a dead process writes nothing more
             const endedWith = error instanceof Error ? error.message : String(error);
             await journal
               .endUnfinished(db, journalId, endedWith, outcomeUnknown ? applyLimitMs : null)
@@ -146,6 +148,8 @@ export function leaseGuard({ ttlMs, safeguards, applyLimitMs, providerFences, ho
             : new OperationInProgress(error.heldUntil, error.remainingMs);
         }
         if (error instanceof LeaseLostError) throw new LeaseLost(error.beforeStep ?? "next");
+        if (error instanceof WorkCrashed)
+          throw new OperationCrashed(`Operation ${shortId(operationId)} ${error.message}`);
         throw error;
       }
     },

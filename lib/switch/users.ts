@@ -10,6 +10,19 @@ export interface User {
   primaryIdentityId: string;
 }
 
+/** The lease's columns, as an entity that maps them as fields carries them. */
+export interface LockColumns {
+  lockedAt: Date | null;
+  lockedUntil: Date | null;
+  token: string | null;
+  fence: string;
+}
+
+/** A user read with every column (what an ORM mapping the lock columns loads): saving it writes them back. */
+export interface UserWithLock extends User {
+  lock: LockColumns;
+}
+
 export interface Identity {
   id: string;
   provider: string;
@@ -46,18 +59,63 @@ export async function findUser(db: Kysely<Database>, userId: string): Promise<Us
   return row ? { id: row.id, displayName: row.display_name, primaryIdentityId: row.primary_identity_id } : null;
 }
 
+/** The user with its lease columns, as an ORM that maps them as entity fields reads it. */
+export async function findUserWithLock(db: Kysely<Database>, userId: string): Promise<UserWithLock | null> {
+  const row = await db
+    .selectFrom("users")
+    .select([
+      "id",
+      "display_name",
+      "primary_identity_id",
+      "identity_action_locked_at",
+      "identity_action_locked_until",
+      "identity_action_lock_token",
+      "identity_action_fence",
+    ])
+    .where("id", "=", userId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    id: row.id,
+    displayName: row.display_name,
+    primaryIdentityId: row.primary_identity_id,
+    lock: {
+      lockedAt: row.identity_action_locked_at,
+      lockedUntil: row.identity_action_locked_until,
+      token: row.identity_action_lock_token,
+      fence: row.identity_action_fence,
+    },
+  };
+}
+
 /**
- * Writes the user's own fields and bumps its version; never the lease, which only the lease lock
- * (lib/switch/identity-action-lease.ts) writes. With `expectedVersion`, writes only if nobody else wrote since that version was read.
+ * The entity save: writes the user's own fields and bumps its version. A plain `User` never touches the
+ * lease, which only the lease lock (lib/switch/identity-action-lease.ts) writes; a `UserWithLock` (the lock
+ * columns mapped as entity fields) writes them back as they were read, wiping a lease taken since.
+ * With `expectedVersion`, writes only if nobody else wrote since that version was read.
  * Returns whether the row was written.
  */
-export async function saveUser(db: Kysely<Database>, user: User, expectedVersion?: number): Promise<boolean> {
+export async function saveUser(
+  db: Kysely<Database>,
+  user: User | UserWithLock,
+  expectedVersion?: number,
+): Promise<boolean> {
+  const lock =
+    "lock" in user
+      ? {
+          identity_action_locked_at: user.lock.lockedAt,
+          identity_action_locked_until: user.lock.lockedUntil,
+          identity_action_lock_token: user.lock.token,
+          identity_action_fence: user.lock.fence,
+        }
+      : {};
   let update = db
     .updateTable("users")
     .set((eb) => ({
       display_name: user.displayName,
       primary_identity_id: user.primaryIdentityId,
       version: eb("version", "+", 1),
+      ...lock,
     }))
     .where("id", "=", user.id);
   if (expectedVersion !== undefined) update = update.where("version", "=", expectedVersion);

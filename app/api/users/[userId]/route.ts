@@ -1,9 +1,12 @@
 import type { NextRequest } from "next/server";
+import { z } from "zod";
 import { appDb } from "@/lib/core/db";
 import { UserNotFound } from "@/lib/core/problems";
 import { parseOrThrow } from "@/lib/core/validation";
 import { getUserView, userIdSchema } from "@/lib/switch/users";
-import { respond } from "@/lib/web/http";
+import { rename } from "@/lib/lab/rename";
+import { appIdentityProvider as provider } from "@/lib/web/app-provider";
+import { parseJsonBody, respond } from "@/lib/web/http";
 import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
 
 export async function GET(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
@@ -14,5 +17,18 @@ export async function GET(request: NextRequest, { params }: RouteContext<"/api/u
     const view = await getUserView(db, userId);
     if (!view) throw new UserNotFound(userId);
     return Response.json(view);
+  });
+}
+
+const renameSchema = z.strictObject({ displayName: z.string().trim().min(1).max(80) });
+
+/** Rename: the other writer of the user row (no lease; see lib/switch/rename.ts). */
+export async function PATCH(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
+  return respond(async () => {
+    const db = appDb();
+    const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
+    await requireSessionFor(db, request.cookies.get(sessionCookieName)?.value, userId);
+    const { displayName } = await parseJsonBody(request, renameSchema);
+    return Response.json(await rename(db, provider, { userId, displayName }));
   });
 }

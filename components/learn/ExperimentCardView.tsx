@@ -1,0 +1,44 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { api, ApiError } from "../api";
+import { RunTimeline } from "./RunTimeline";
+import type { ExperimentCard, ExperimentRun } from "./types";
+
+/** One experiment: its question, Run, and after a run its timeline, measured facts and explanation. */
+export function ExperimentCardView({ card }: { card: ExperimentCard }) {
+  const queryClient = useQueryClient();
+  const run = useMutation({
+    mutationFn: () => api<ExperimentRun>(`/api/lab/experiments/${card.id}/run`, { method: "POST" }),
+    // The run left the lab in its end state: everything else on the page is stale.
+    onSuccess: () => queryClient.invalidateQueries({ predicate: (query) => query.queryKey[0] !== "experiments" }),
+  });
+  const result = run.data;
+  return (
+    <section className="card experiment" aria-labelledby={`${card.id}-title`} data-experiment={card.id}>
+      <h2 id={`${card.id}-title`}>{card.title}</h2>
+      <p className="question">{card.question}</p>
+      {card.failureMode && <p className="hint">Failure mode: {card.failureMode}</p>}
+      <p className="hint">Expected: {card.expected}</p>
+      <button type="button" onClick={() => run.mutate()} disabled={run.isPending}>
+        {run.isPending ? "Running…" : "Run"}
+      </button>
+      {run.error && <p role="alert">{run.error instanceof ApiError ? run.error.problem.detail : run.error.message}</p>}
+      {result && (
+        <div className="run-result">
+          <p className={result.verdict === "as-expected" ? "verdict ok" : "verdict bad"}>
+            Verdict: {result.verdict === "as-expected" ? "as expected" : "unexpected"}
+          </p>
+          <RunTimeline run={result} />
+          <h3>What happened, and why</h3>
+          <p className="explanation">{result.explanation}</p>
+          <details>
+            <summary>Measured facts</summary>
+            <pre>{JSON.stringify(result.observed, null, 2)}</pre>
+          </details>
+          <p className="hint">Try next by hand: {card.tryNext}</p>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,35 @@
+"use client";
+
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { api } from "../api";
+import { ExperimentCardView } from "./ExperimentCardView";
+import type { ExperimentCard } from "./types";
+
+/** The Learn view: the article's questions and failure modes, each an experiment run in one click. */
+export function LearnView() {
+  const cards = useQuery({
+    queryKey: ["experiments"],
+    queryFn: () => api<{ experiments: ExperimentCard[] }>("/api/lab/experiments"),
+  });
+  return (
+    <main>
+      <header className="masthead">
+        <div>
+          <h1>Learn</h1>
+          <p className="tagline">
+            Every question and failure mode of the lease-lock article, reproduced in one click and explained.{" "}
+            <Link href="/">Back to the lab</Link>
+          </p>
+        </div>
+      </header>
+      {cards.isPending && <p>Loading…</p>}
+      {cards.error && <p role="alert">The experiments could not be loaded: {cards.error.message}</p>}
+      <div className="experiments">
+        {cards.data?.experiments.map((card) => (
+          <ExperimentCardView key={card.id} card={card} />
+        ))}
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * The toolkit an experiment runs with, inside the app's process: settings, switches, renames and the
+ * support path called as the routes call them (each with an operation id known in advance, so the run's
+ * operations can be shown), the audit, the provider's log and the lease row, and a clock from the start.
+ */
+import { randomUUID } from "node:crypto";
+import { setTimeout as pause } from "node:timers/promises";
+import type { Kysely } from "kysely";
+import type { Database } from "../../../db/schema";
+import { Problem } from "../../core/problems";
+import type { IdentityProviderClient } from "../../provider/client";
+import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
+import type { Guard } from "../../switch/guard";
+import { identityActionLease } from "../../switch/identity-action-lease";
+import { promoteToPrimary } from "../../switch/switch-primary";
+import { auditConsistency, type UserAudit } from "../audit";
+import { promote } from "../promote";
+import { rename } from "../rename";
+import { resetLab } from "../reset";
+import { changeLabSettings } from "../settings";
+import { supportSetPrimary } from "../support";
+
+/** The demo user every experiment works on, and her identities (the first is her primary at the seed). */
+export const ada = {
+  userId: "ada",
+  google: "google-oauth2|104423",
+  github: "github|8812",
+  email: "auth0|ada-email",
+  apple: "apple|001122.ada",
+} as const;
+
+/** One request of a run, as its caller saw it: times in ms since the run started. */
+export interface Attempt {
+  label: string;
+  operationId: string;
+  status: number;
+  problemType: string | null;
+  startedMs: number;
+  endedMs: number;
+}
+
+/** Latency settings for the provider's switch calls, scaled down so a run fits in seconds. */
+export const slowSwitchCalls = (switchCallMs: number, getMs = 20) => ({
+  latencyMode: "fixed",
+  latencyMs: switchCallMs,
+  jitterMs: 0,
+  endpoints: { get: { latencyMs: getMs }, unlink: { latencyMs: switchCallMs }, link: { latencyMs: switchCallMs } },
+});
+
+export type Lab = ReturnType<typeof labFor>;
+
+export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
+  const operationIds: string[] = [];
+  const startedAt = performance.now();
+  const sinceStart = () => Math.round(performance.now() - startedAt);
+
+  async function attempt(label: string, run: (operationId: string) => Promise<unknown>): Promise<Attempt> {
+    const operationId = randomUUID();
+    operationIds.push(operationId);
+    const startedMs = sinceStart();
+    const answered = (status: number, problemType: string | null): Attempt => ({
+      label,
+      operationId,
+      status,
+      problemType,
+      startedMs,
+      endedMs: sinceStart(),
+    });
+    try {
+      await run(operationId);
+      return answered(200, null);
+    } catch (error) {
+      if (error instanceof Problem) return answered(error.status, error.slug);
+      // What a route would answer 500 for (e.g. a dropped connection): kept as a fact of the run.
+      console.error(`[experiment] ${label} failed unexpectedly:`, error);
+      return answered(500, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  const lab = {
+    db,
+    provider,
+    operationIds,
+    sinceStart,
+    configure: (patch: unknown) => changeLabSettings(db, patch),
+    /** Back to the seed, then `patch` applied: each variant of a run starts from the same place. */
+    async fresh(patch: unknown) {
+      await resetLab(db);
+      return changeLabSettings(db, patch);
+    },
+    /** Resolves when `ms` have passed since the run started. */
+    at: (ms: number) => pause(Math.max(0, ms - sinceStart())),
+    /** A switch of ada's primary as the route runs it (the settings choose the guard), or under `guard`. */
+    switchTo: (identityId: string, label: string, guard?: Guard) =>
+      attempt(label, (operationId) => {
+        const request = { userId: ada.userId, identityId, operationId };
+        return guard ? promoteToPrimary(db, provider, guard, request) : promote(db, provider, request);
+      }),
+    /** `PATCH /api/users/ada` as the route runs it. */
+    rename: (displayName: string, label: string) =>
+      attempt(label, (operationId) => rename(db, provider, { userId: ada.userId, displayName, operationId })),
+    /** The support tool's path, without any lock. */
+    support: (identityId: string, label: string) =>
+      attempt(label, (operationId) => supportSetPrimary(db, provider, { userId: ada.userId, identityId, operationId })),
+    /** Records an operation run elsewhere (e.g. on another app instance), so the run shows it. */
+    note: (operationId: string) => void operationIds.push(operationId),
+    audit: async (): Promise<UserAudit> =>
+      (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
+    calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,
+    lease: async () => (await identityActionLease.inspect(db, ada.userId))!,
+    /** Polls the lease row until nobody holds it (or `limitMs` passes); how long that took. */
+    async leaseFreeAfter(limitMs: number): Promise<number> {
+      const since = sinceStart();
+      while ((await lab.lease()).held && sinceStart() - since < limitMs) await pause(25);
+      return sinceStart() - since;
+    },
+  };
+  return lab;
+}
+
+/** The provider writes (unlink, link) an operation got applied: 2xx answers, late ones included. */
+export const appliedWrites = (calls: ProviderCall[], operationId: string): number =>
+  calls.filter(
+    (call) =>
+      call.operationId === operationId &&
+      call.method !== "GET" &&
+      call.method !== "PATCH" &&
+      call.status >= 200 &&
+      call.status < 300,
+  ).length;
+
+/** An attempt as a fact for `observed`: who, what answer, when. */
+export const fact = (attempt: Attempt) => ({
+  label: attempt.label,
+  operationId: attempt.operationId,
+  status: attempt.status,
+  problemType: attempt.problemType,
+  startedMs: attempt.startedMs,
+  endedMs: attempt.endedMs,
+});

@@ -1,0 +1,66 @@
+import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
+import type { Experiment } from "./types";
+
+const ttlMs = 500;
+const callMs = 1_000;
+
+/** Two switches with a TTL half the length of one provider call: the second starts once the first's TTL passed. */
+async function overlap(lab: Lab, settings: Record<string, unknown>) {
+  await lab.fresh({ leaseTtlMs: ttlMs, provider: slowSwitchCalls(callMs), ...settings });
+  const start = lab.sinceStart();
+  const first = lab.switchTo(ada.github, "first switch");
+  await lab.at(start + ttlMs + 50);
+  const second = await lab.switchTo(ada.email, "second switch, after the TTL");
+  const done = await first;
+  const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  return {
+    first: fact(done),
+    second: fact(second),
+    providerWritesApplied: {
+      first: appliedWrites(calls, done.operationId),
+      second: appliedWrites(calls, second.operationId),
+    },
+    fencedCalls: calls.filter((call) => call.outcome === "fenced").length,
+    auditConsistent: audit.consistent,
+    violations: audit.violations,
+  };
+}
+
+export const ttlTooShort: Experiment = {
+  id: "q3-ttl-too-short",
+  title: "A TTL shorter than the switch",
+  question: "What if the TTL is shorter than the work it protects?",
+  failureMode: null,
+  expected:
+    "Safeguards off: the lease expires under the running switch, a second one takes it over, the provider is corrupted. Fencing on: the first switch's late call is refused. Safeguards on: the deadline stops the first switch before its lease can expire; the second is refused, and the next one recovers.",
+  tryNext:
+    "Set the TTL to 500 ms and the provider latency to 1,000 ms on the main page; click twice with the safeguards off, then with fencing, then with the safeguards on.",
+  async run(lab) {
+    const textbook = await overlap(lab, { leaseSafeguards: false });
+    const fenced = await overlap(lab, { leaseSafeguards: false, provider: { enforceFencing: true } });
+    // Safeguards on: a provider that drops requests after 1.5 s, so a call cut at the deadline cannot land later.
+    const guarded = await overlap(lab, { leaseSafeguards: true, provider: { applyLimitMs: 1_500 } });
+    await lab.leaseFreeAfter(10_000);
+    // The lesson applied: a TTL above the work's duration, for the switch that recovers the half-done one.
+    await lab.configure({ leaseTtlMs: 5_000 });
+    const next = await lab.switchTo(ada.email, "next switch, once the first let go");
+    const afterNext = await lab.audit();
+    const safeguards = { ...guarded, next: fact(next), auditConsistentAfterNext: afterNext.consistent };
+    const asExpected =
+      !textbook.auditConsistent &&
+      textbook.providerWritesApplied.second > 0 &&
+      fenced.first.problemType === "fenced" &&
+      fenced.auditConsistent &&
+      guarded.first.problemType === "provider-deadline" &&
+      guarded.second.status === 409 &&
+      next.status === 200 &&
+      afterNext.consistent;
+    return {
+      observed: { ttlMs, providerCallMs: callMs, textbook, fenced, safeguards },
+      asExpected,
+      explanation: asExpected
+        ? `Each provider call took ${callMs} ms under a ${ttlMs} ms lease. Textbook: the lease expired during the first switch's first call; at ${textbook.second.startedMs} ms the second switch took it over, both changed the provider and it ended split (${textbook.violations.join("; ")}). With fencing, the second switch's read registered its newer token at the provider, so the first switch's call, arriving later with the older token, was refused (${fenced.fencedCalls} fenced call, answer ${fenced.first.status} fenced) and the provider stayed consistent. With the safeguards, the first switch renewed its lease (up to 3 × TTL) and its calls carried a deadline inside it: the link was cut at ${guarded.first.endedMs} ms (504), before the lease could expire, while the second switch was refused (409). With a TTL above the work's duration, the next switch found the half-done switch in the journal, finished it and did its own: consistent. Choose a TTL above the work's duration, and do not trust it alone.`
+        : `Measured: textbook consistent ${textbook.auditConsistent}; fenced first ${fenced.first.status} ${fenced.first.problemType}, consistent ${fenced.auditConsistent}; safeguards first ${guarded.first.status} ${guarded.first.problemType}, second ${guarded.second.status}, next ${next.status}, consistent after ${afterNext.consistent}.`,
+    };
+  },
+};

@@ -1,0 +1,65 @@
+import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
+import type { Experiment } from "./types";
+
+/** A rename that read ada before a switch took the lease saves while the switch runs; a second switch follows. */
+async function renameDuringSwitch(lab: Lab, lockColumnMapped: boolean) {
+  // Textbook lease (no renewal): what the save does to the lease row is then all that decides.
+  await lab.fresh({
+    lockColumnMapped,
+    leaseSafeguards: false,
+    provider: { ...slowSwitchCalls(800), latencyMs: 200 },
+  });
+  const start = lab.sinceStart();
+  const renaming = lab.rename("Augusta Ada King", `rename (lock column ${lockColumnMapped ? "mapped" : "unmapped"})`);
+  await lab.at(start + 50);
+  const first = lab.switchTo(ada.github, "first switch");
+  const renamed = await renaming;
+  const leaseAfterRename = await lab.lease();
+  await lab.at(renamed.endedMs + 100);
+  const second = await lab.switchTo(ada.email, "second switch, after the rename saved");
+  const done = await first;
+  const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  return {
+    lockColumnMapped,
+    rename: fact(renamed),
+    leaseHeldAfterRename: leaseAfterRename.held,
+    first: fact(done),
+    second: fact(second),
+    providerWritesApplied: {
+      first: appliedWrites(calls, done.operationId),
+      second: appliedWrites(calls, second.operationId),
+    },
+    auditConsistent: audit.consistent,
+    violations: audit.violations,
+  };
+}
+
+export const lockColumnMapped: Experiment = {
+  id: "q4-lock-column-mapped",
+  title: "The lock column mapped as an entity field",
+  question:
+    "Why must the lease's columns stay out of the entity? What does a rename saved from a stale copy do to a running switch?",
+  failureMode: null,
+  expected:
+    "Mapped: the rename's save writes the lock columns back from its stale copy, the lease vanishes, a second switch gets in and the provider is corrupted. Unmapped (the default): the same rename leaves the lease alone, the second switch is refused.",
+  tryNext:
+    "PUT /api/lab { lockColumnMapped: true, leaseSafeguards: false }, click Make primary and rename yourself (PATCH /api/users/{id}) while it runs, then click again.",
+  async run(lab) {
+    const mapped = await renameDuringSwitch(lab, true);
+    const unmapped = await renameDuringSwitch(lab, false);
+    const asExpected =
+      !mapped.leaseHeldAfterRename &&
+      mapped.providerWritesApplied.second > 0 &&
+      !mapped.auditConsistent &&
+      unmapped.leaseHeldAfterRename &&
+      unmapped.second.status === 409 &&
+      unmapped.auditConsistent;
+    return {
+      observed: { mapped, unmapped },
+      asExpected,
+      explanation: asExpected
+        ? `The rename read ada before the first switch took the lease, spent ${mapped.rename.endedMs - mapped.rename.startedMs} ms at the provider, then saved its copy. With the lock columns mapped, that save wrote them back as they were read (empty): the running switch's lease vanished, the second switch acquired it at once and both changed the provider (${mapped.providerWritesApplied.first} and ${mapped.providerWritesApplied.second} writes): ${mapped.violations.join("; ")}. Unmapped, the save named only the user's own columns: the lease stayed, the second switch got ${unmapped.second.status}, and the audit is consistent. Only the lease lock may write its columns.`
+        : `Measured mapped: lease held after rename ${mapped.leaseHeldAfterRename}, second ${mapped.second.status}, consistent ${mapped.auditConsistent}; unmapped: held ${unmapped.leaseHeldAfterRename}, second ${unmapped.second.status}, consistent ${unmapped.auditConsistent}.`,
+    };
+  },
+};

@@ -1,0 +1,98 @@
+/**
+ * N acquires of ada's lease at the same instant, each on a connection of its own, as the database sees
+ * them. Each runs the real acquiring statement in a transaction that stays open `holdMs` after it, so the
+ * row lock the winner's UPDATE took is held long enough to be seen: meanwhile a sampler reads who waits,
+ * from `pg_stat_activity` and `pg_locks`. (Autocommitted, as in the app, the same wait lasts microseconds.)
+ */
+import { sql } from "kysely";
+import { createDb } from "../../../db/connection";
+import { config } from "../../core/config";
+import { identityActionLease } from "../../switch/identity-action-lease";
+import { ada, type Lab } from "./lab";
+
+const applicationName = "lab:race";
+
+export const acquireStatement = `UPDATE users SET identity_action_locked_at = now(), identity_action_locked_until = now() + $ttl,
+       identity_action_lock_token = gen_random_uuid(), identity_action_fence = identity_action_fence + 1
+ WHERE id = $1 AND (identity_action_locked_until IS NULL OR identity_action_locked_until < now())
+RETURNING identity_action_lock_token, identity_action_fence, identity_action_locked_until`;
+
+interface WaitSample {
+  pid: number;
+  state: string | null;
+  wait_event_type: string | null;
+  wait_event: string | null;
+  locktype: string;
+  mode: string;
+}
+
+export async function raceToAcquire(lab: Lab, requested: number, holdMs: number) {
+  const { db: probe, pool: probePool } = createDb(config.databaseUrl, 2);
+  // A shared server: leave connections for everyone else.
+  const free = await sql<{ free: number }>`
+    SELECT current_setting('max_connections')::int - count(*)::int AS free FROM pg_stat_activity`.execute(probe);
+  const contenders = Math.max(2, Math.min(requested, (free.rows[0]?.free ?? 0) - 20));
+  const racePool = createDb(
+    `${config.databaseUrl}${config.databaseUrl.includes("?") ? "&" : "?"}application_name=${applicationName}`,
+    contenders,
+  );
+  try {
+    const before = await identityActionLease.inspect(lab.db, ada.userId);
+    // Every contender connects first, so that the UPDATEs leave at the same instant.
+    const clients = await Promise.all(Array.from({ length: contenders }, () => racePool.pool.connect()));
+    clients.forEach((client) => client.release());
+
+    let sampling = true;
+    let mostWaiting: WaitSample[] = [];
+    const sampler = (async () => {
+      while (sampling) {
+        const waiting = await sql<WaitSample>`
+          SELECT a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode
+            FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
+           WHERE a.application_name = ${applicationName}`.execute(probe);
+        if (waiting.rows.length > mostWaiting.length) mostWaiting = waiting.rows;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+
+    const started = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: contenders }, () =>
+        racePool.db.transaction().execute(async (trx) => {
+          const acquisition = await identityActionLease.acquire(trx, ada.userId, { ttlMs: 5_000 });
+          const answeredMs = Math.round(performance.now() - started);
+          await sql`SELECT pg_sleep(${holdMs / 1000})`.execute(trx);
+          return { acquired: acquisition.acquired, answeredMs };
+        }),
+      ),
+    );
+    sampling = false;
+    await sampler;
+    const after = await identityActionLease.inspect(lab.db, ada.userId);
+    const losers = results
+      .filter((result) => !result.acquired)
+      .map((result) => result.answeredMs)
+      .sort((a, b) => a - b);
+    const row = (state: typeof before) => ({
+      lockedAt: state?.lockedAt?.toISOString() ?? null,
+      expiresAt: state?.expiresAt?.toISOString() ?? null,
+      fence: state?.fence.toString() ?? null,
+    });
+    return {
+      contenders,
+      statement: acquireStatement,
+      rowsUpdated: results.filter((result) => result.acquired).length,
+      matchedZeroRows: losers.length,
+      winnerAnsweredMs: results.find((result) => result.acquired)?.answeredMs ?? null,
+      loserWaitMs: { min: losers[0] ?? null, max: losers.at(-1) ?? null },
+      commitHeldMs: holdMs,
+      rowBefore: row(before),
+      rowAfter: row(after),
+      waitingSessionsSeen: mostWaiting.length,
+      waitingSessions: mostWaiting.slice(0, 5),
+    };
+  } finally {
+    await racePool.db.destroy();
+    await probePool.end();
+  }
+}

@@ -1,0 +1,33 @@
+/** Every experiment, in the order the Learn view shows them: the article's five questions, then its failure modes. */
+import { advisoryNotEnforced } from "./advisory-not-enforced";
+import { crashAfterAcquire } from "./f1-crash-after-acquire";
+import { leaseStolen } from "./f2-lease-stolen";
+import { raceToAcquireTwo } from "./f4-race-to-acquire";
+import { inProcessMutex } from "./in-process-mutex";
+import { transactionHoldsConnections } from "./q1-transaction-holds-connections";
+import { simultaneousAcquire } from "./q2-simultaneous-acquire";
+import { lockColumnMapped } from "./q4-lock-column-mapped";
+import { ttlTooShort } from "./q3-ttl-too-short";
+import type { Experiment, ExperimentCard } from "./types";
+
+export const experiments: Experiment[] = [
+  transactionHoldsConnections,
+  simultaneousAcquire,
+  ttlTooShort,
+  lockColumnMapped,
+  crashAfterAcquire,
+  leaseStolen,
+  raceToAcquireTwo,
+  advisoryNotEnforced,
+  inProcessMutex,
+];
+
+export const experimentCards = (): ExperimentCard[] =>
+  experiments.map(({ id, title, question, failureMode, expected, tryNext }) => ({
+    id,
+    title,
+    question,
+    failureMode,
+    expected,
+    tryNext,
+  }));

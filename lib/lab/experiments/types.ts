@@ -1,0 +1,28 @@
+/** What an experiment is: its card (the question in plain words), and the run that measures the answer. */
+import type { Lab } from "./lab";
+
+export interface ExperimentCard {
+  id: string;
+  title: string;
+  /** The article's question, or the failure mode's name, in plain words. */
+  question: string;
+  /** The failure mode it reproduces, or null for a question that is not one. */
+  failureMode: string | null;
+  /** What the run should show; the verdict compares the measured facts with it. */
+  expected: string;
+  /** What to try by hand afterwards, on the main page. */
+  tryNext: string;
+}
+
+export interface Finding {
+  /** The measured facts, never a copy of `expected`. */
+  observed: Record<string, unknown>;
+  /** Whether the measured facts show what `expected` says. */
+  asExpected: boolean;
+  /** What happened and why, in plain words, with the numbers measured. */
+  explanation: string;
+}
+
+export interface Experiment extends ExperimentCard {
+  run(lab: Lab): Promise<Finding>;
+}

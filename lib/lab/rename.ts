@@ -1,0 +1,19 @@
+/** The rename as the app runs it: the lab's settings decide whether the entity save maps the lock columns. */
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import type { IdentityProviderClient } from "../provider/client";
+import { renameUser, type RenameRequest } from "../switch/rename";
+import type { UserView } from "../switch/users";
+import { getLabSettings } from "./settings-store";
+
+export async function rename(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  request: RenameRequest,
+): Promise<UserView> {
+  const settings = await getLabSettings(db);
+  return renameUser(db, provider, request, {
+    lockColumnMapped: settings.lockColumnMapped,
+    timeoutMs: settings.leaseTtlMs,
+  });
+}
