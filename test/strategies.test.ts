@@ -54,6 +54,10 @@ describe("`optimistic`", () => {
 describe.each(["transaction", "advisory"])("`%s`", (strategy) => {
   it("keeps the provider consistent but holds connections: another user's read waits while the pool is exhausted", async () => {
     await app.configure({ strategy, poolSize: 2, provider: { latencyMs: 2_500 } });
+    // Connections opened by earlier tests are closed down to the new size before the race starts.
+    await expect
+      .poll(async () => (await app.get("/api/lab/pool")).body.total, { timeout: 10_000 })
+      .toBeLessThanOrEqual(2);
     const order: string[] = [];
     const switches = adaTargets.map((target, index) =>
       tracked(session.ada.promote("ada", target), order, `switch ${index}`),

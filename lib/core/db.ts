@@ -16,7 +16,10 @@ export function appDatabase(): AppDatabase {
   if (!holder.__leaseLockLabDb) {
     if (!config.databaseUrl)
       throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
-    holder.__leaseLockLabDb = createDb(config.databaseUrl, config.poolSize);
+    const database = createDb(config.databaseUrl, config.poolSize);
+    // After a shrink, a connection that was busy is closed when it comes back, not kept idle past the size.
+    database.pool.on("release", () => setImmediate(() => void closeSurplus(database.pool)));
+    holder.__leaseLockLabDb = database;
   }
   return holder.__leaseLockLabDb;
 }
@@ -45,12 +48,16 @@ export function poolStats(): PoolStats {
 
 /**
  * Applies the lab's pool size to this instance: pg-pool reads its `max` at every checkout; on a shrink,
- * idle connections beyond it are closed (taken from the pool and destroyed), busy ones when returned.
+ * idle connections beyond it are closed now (taken from the pool and destroyed), busy ones when returned.
  */
 export async function applyPoolSize(size: number): Promise<void> {
   const { pool } = appDatabase();
   pool.options.max = size;
-  for (let surplus = Math.min(pool.totalCount - size, pool.idleCount); surplus > 0; surplus--) {
+  await closeSurplus(pool);
+}
+
+async function closeSurplus(pool: pg.Pool): Promise<void> {
+  for (let surplus = Math.min(pool.totalCount - pool.options.max, pool.idleCount); surplus > 0; surplus--) {
     const client = await pool.connect();
     client.release(true);
   }
