@@ -10,6 +10,7 @@ const kindLabels: Record<OperationEvent["kind"], string> = {
   fenced: "Fenced call refused",
   "lease-lost": "Lease lost",
   "release-failed": "Release failed",
+  refused: "Refused",
 };
 
 /** The lab's narration for one user: what the safeguards did, in words, as it happens. */

@@ -5,6 +5,7 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { LeaseHooks } from "../lease";
 import type { LabSettings, StallPoint } from "./settings-schema";
 import { takeStall } from "./settings-store";
+import type { PhaseRecorder } from "./timeline";
 
 /** A pause "after reaching X" happens at the checkpoint before the step that follows X. */
 const checkpointAfter: Record<StallPoint, string> = {
@@ -14,7 +15,7 @@ const checkpointAfter: Record<StallPoint, string> = {
   saved: "release",
 };
 
-export function labFaultHooks(db: Kysely<Database>, settings: LabSettings): LeaseHooks {
+export function labFaultHooks(db: Kysely<Database>, settings: LabSettings, recorder?: PhaseRecorder): LeaseHooks {
   let stall: Promise<{ at: StallPoint; ms: number } | null> | undefined;
   return {
     async atCheckpoint(nextStep) {
@@ -22,7 +23,10 @@ export function labFaultHooks(db: Kysely<Database>, settings: LabSettings): Leas
       // One-shot: the first operation to reach a checkpoint takes the armed pause, whichever instance it runs on.
       stall ??= takeStall(db);
       const taken = await stall;
-      if (taken && checkpointAfter[taken.at] === nextStep) await pause(taken.ms);
+      if (!taken || checkpointAfter[taken.at] !== nextStep) return;
+      const paused = recorder?.start("paused", `lab fault: paused ${taken.ms} ms after ${taken.at}`);
+      await pause(taken.ms);
+      paused?.("resumed");
     },
     beforeRelease(attempt) {
       if (attempt <= settings.faults.releaseFailures) throw new Error("injected release failure (lab fault)");
