@@ -62,7 +62,7 @@ export function ProviderPanel({ selected }: { selected: string | null }) {
             ))}
           </ul>
         </div>
-        <div className="calls-wrap">
+        <div className="calls-wrap" tabIndex={0} role="region" aria-label="Provider calls">
           <h3>Calls, newest first</h3>
           {calls.length === 0 ? (
             <p>No calls yet.</p>

@@ -46,11 +46,13 @@ test("two tabs of one user show the same lanes live, within a second of each oth
   await second.goto("/");
   await expect(second.getByText(/^Live/)).toBeVisible();
   await expect(first.getByText(/^Live/)).toBeVisible();
-  const polled: string[] = [];
-  second.on("request", (request) => {
-    if (new URL(request.url()).pathname.startsWith("/api/lab/") && !request.url().includes("/api/lab/stream"))
-      polled.push(request.url());
-  });
+  // Everything the second tab reads on loading has been read.
+  await expect(second.getByTestId("audit-verdict")).toBeVisible();
+  await expect(second.getByRole("heading", { name: "Ada Lovelace's identities" })).toBeVisible();
+  await expect(second.getByText(/^Nothing yet: refusals/)).toBeVisible();
+  await expect(second.getByText("No calls yet.")).toBeVisible();
+  const sent: string[] = [];
+  second.on("request", (request) => sent.push(new URL(request.url()).pathname));
 
   await first.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
   await expect(lanes(first)).toHaveCount(1);
@@ -60,8 +62,8 @@ test("two tabs of one user show the same lanes live, within a second of each oth
     timeout: 1_000,
   });
   expect(await laneIds(second)).toEqual(await laneIds(first));
-  // What the stream announced was read once (the provider's accounts), not polled.
-  expect(polled.every((url) => url.endsWith("/api/lab/provider"))).toBe(true);
+  // The answer announced by the stream made the tab read the user and the provider's accounts once; no polling.
+  expect(sent.sort()).toEqual(["/api/lab/provider", "/api/users/ada"]);
 });
 
 test("at rest, the page sends no requests", async ({ page }) => {
