@@ -3,37 +3,49 @@
 import type { Problem } from "./api";
 import type { Attempt } from "./usePromote";
 
-/** What became of one click: switched, refused or failed (with why), or still running. */
+/**
+ * What became of one click: switched, refused or failed (with the real cause), or still running. The
+ * status is announced once; the running time beside it is not a live region.
+ */
 export function AttemptOutcome({ attempt, now }: { attempt: Attempt; now: number }) {
   if (attempt.result) {
     return (
-      <li className="outcome ok" role="status">
-        {attempt.result.changed ? "Switched: now primary" : "Already primary: nothing to do"}{" "}
+      <li className="outcome ok">
+        <span role="status">{attempt.result.changed ? "Switched: now primary" : "Already primary: nothing to do"}</span>{" "}
         <small>operation {attempt.result.operationId.slice(0, 8)}</small>
       </li>
     );
   }
   if (attempt.problem) {
     return (
-      <li className={attempt.problem.status === 409 ? "outcome conflict" : "outcome failed"} role="alert">
-        {describeProblem(attempt.problem)}
+      <li className={attempt.problem.status === 409 ? "outcome conflict" : "outcome failed"}>
+        <span role="alert">{describeProblem(attempt.problem, attempt)}</span>
       </li>
     );
   }
   return (
-    <li className="outcome pending" role="status">
-      Switching… unlink, then link at the provider ({((now - attempt.startedAt) / 1000).toFixed(1)} s)
+    <li className="outcome pending">
+      <span role="status">Switching… unlink, then link at the provider</span>{" "}
+      <small>({(Math.max(0, now - attempt.startedAt) / 1000).toFixed(1)} s)</small>
     </li>
   );
 }
 
-function describeProblem(problem: Problem): string {
+function describeProblem(problem: Problem, attempt: Attempt): string {
   const step = typeof problem.step === "string" ? problem.step : "a";
   if (problem.type.endsWith("/operation-in-progress")) return problem.title;
   if (problem.status === 502) {
     const status = problem.providerStatus ? `HTTP ${String(problem.providerStatus)}` : "no answer";
-    return `The provider failed the ${step} step (${status}). ${problem.detail}`;
+    const cause =
+      attempt.strategy === "none" && problem.providerStatus === 400
+        ? " Cause: the other switch already moved this identity: the provider is now corrupted."
+        : (attempt.strategy === "transaction" || attempt.strategy === "advisory") && step === "link"
+          ? " The transaction was rolled back, but the provider's unlink was not undone: rolling back the database cannot undo a call to another system."
+          : "";
+    return `The provider failed the ${step} step (${status}). ${problem.detail}${cause}`;
   }
   if (problem.status === 504) return `The lease's deadline ran out during the ${step} step; the lease was released.`;
+  if (problem.type.endsWith("/stale-write"))
+    return `${problem.title}: ${problem.detail} The provider was already changed by then: it is now corrupted.`;
   return `${problem.title}: ${problem.detail}`;
 }

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { auditQuery } from "./queries";
 
-export function AuditPanel() {
+export function AuditPanel({ selected }: { selected: string | null }) {
   const audit = useQuery(auditQuery());
   const report = audit.data;
   return (
@@ -28,7 +28,10 @@ export function AuditPanel() {
                   <strong>{user.userId}</strong>
                   <ul>
                     {user.findings.map((finding) => (
-                      <li key={finding.violation}>
+                      <li
+                        key={finding.violation}
+                        className={selected && finding.operationIds.includes(selected) ? "selected" : undefined}
+                      >
                         {finding.violation}
                         {finding.operationIds.length > 0 && (
                           <>

@@ -1,14 +1,12 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type BurstReport, type UserView } from "./api";
 import { Field, NumberField } from "./fields";
-import { invalidateAfterSwitch } from "./queries";
 
 /** "Fire N concurrent clicks": stages the race on the server, without a fast finger. */
 export function BurstControl({ user }: { user: UserView }) {
-  const queryClient = useQueryClient();
   const [count, setCount] = useState(10);
   const [target, setTarget] = useState("");
   const burst = useMutation({
@@ -17,7 +15,6 @@ export function BurstControl({ user }: { user: UserView }) {
         method: "POST",
         body: JSON.stringify({ userId: user.id, count, ...(target ? { identityId: target } : {}) }),
       }),
-    onSettled: () => invalidateAfterSwitch(queryClient, user.id),
   });
 
   return (

@@ -10,23 +10,28 @@ const kindLabels: Record<OperationEvent["kind"], string> = {
   fenced: "Fenced call refused",
   "lease-lost": "Lease lost",
   "release-failed": "Release failed",
+  refused: "Refused",
 };
 
 /** The lab's narration for one user: what the safeguards did, in words, as it happens. */
-export function EventsPanel({ userId }: { userId: string }) {
+export function EventsPanel({ userId, selected }: { userId: string; selected: string | null }) {
   const events = useQuery(eventsQuery(userId));
-  const list = events.data?.events ?? [];
+  // Oldest first: the story in the order it happened.
+  const list = [...(events.data?.events ?? [])].reverse();
   return (
-    <section aria-labelledby="events-heading" className="events">
-      <h3 id="events-heading">What the lease did</h3>
+    <section aria-labelledby="events-heading" className="card events">
+      <h2 id="events-heading">What happened, in words</h2>
       {list.length === 0 ? (
         <p className="explanation">
-          Nothing unusual yet: take-overs, recoveries, fenced calls and failed releases show up here.
+          Nothing yet: refusals, take-overs, recoveries, fenced calls and failed releases show up here, oldest first.
         </p>
       ) : (
-        <ol aria-live="polite">
+        <ol>
           {list.map((event, index) => (
-            <li key={`${event.at}-${index}`} className={`event ${event.kind}`}>
+            <li
+              key={`${event.at}-${index}`}
+              className={`event ${event.kind}${selected && event.operationId === selected ? " selected" : ""}`}
+            >
               <strong>{kindLabels[event.kind]}</strong> <small>{new Date(event.at).toLocaleTimeString()}</small>
               <div>{event.message}</div>
             </li>

@@ -2,19 +2,25 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { BurstControl } from "./BurstControl";
-import { EventsPanel } from "./EventsPanel";
 import { IdentityRow } from "./IdentityRow";
 import { LeaseBanner } from "./LeaseBanner";
-import { labSettingsQuery, userQuery } from "./queries";
+import { StaleNotice } from "./StaleNotice";
+import { labSettingsQuery, leaseQuery, timelineQuery, userQuery } from "./queries";
 import { useNow } from "./useNow";
 import { usePromote } from "./usePromote";
 
 export function IdentityPanel({ userId }: { userId: string }) {
   const settings = useQuery(labSettingsQuery());
   const user = useQuery(userQuery(userId));
-  const { attempts, pending, makePrimary } = usePromote(userId);
-  // One clock for the lease's countdown and the running attempts' elapsed time.
-  const now = useNow(pending || Boolean(user.data?.lease.held));
+  const lease = useQuery(leaseQuery(userId));
+  const timeline = useQuery(timelineQuery());
+  const lanes = (timeline.data?.operations ?? []).filter((lane) => lane.userId === userId);
+  const { attempts, pending, makePrimary } = usePromote(userId, settings.data?.strategy);
+  const leaseHeld = Boolean(lease.data?.held ?? user.data?.lease.held);
+  const running = lanes.some((lane) => lane.answeredAt === null);
+  // One clock for the lease's countdown and the running attempts' elapsed time; still while nothing runs.
+  const browserNow = useNow(pending || running || leaseHeld || user.isFetching);
+  const now = browserNow + (timeline.data?.clockOffsetMs ?? 0);
   // With the client guard off, nothing stops a second click: the server must.
   const guardBlocks = Boolean(settings.data?.clientGuard) && pending;
 
@@ -23,7 +29,10 @@ export function IdentityPanel({ userId }: { userId: string }) {
   return (
     <>
       <h2 id="identities-heading">{user.data.displayName}&apos;s identities</h2>
-      <LeaseBanner user={user.data} now={now} />
+      <StaleNotice userId={userId} fetching={user.isFetching} now={browserNow} />
+      {settings.data && (
+        <LeaseBanner strategy={settings.data.strategy} lease={lease.data ?? null} lanes={lanes} now={now} />
+      )}
       <ul className="identities" aria-label="Linked identities">
         {user.data.identities.map((identity) => (
           <IdentityRow
@@ -36,7 +45,6 @@ export function IdentityPanel({ userId }: { userId: string }) {
           />
         ))}
       </ul>
-      <EventsPanel userId={userId} />
       <BurstControl user={user.data} />
     </>
   );

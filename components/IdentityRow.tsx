@@ -28,12 +28,11 @@ export function IdentityRow({
         <code>{identity.id}</code>
       </div>
       {identity.isPrimary ? (
-        <span className="badge" aria-label={`${identity.label} is primary`}>
-          Primary
-        </span>
+        <span className="badge">Primary</span>
       ) : (
-        <button type="button" onClick={onMakePrimary} disabled={disabled} aria-label={`Make ${identity.label} primary`}>
-          Make primary
+        <button type="button" onClick={onMakePrimary} disabled={disabled}>
+          {/* The accessible name starts with the visible text: "Make primary for GitHub · @ada". */}
+          Make primary<span className="visually-hidden"> for {identity.label}</span>
         </button>
       )}
       {latest.length > 0 && (

@@ -2,23 +2,47 @@
 
 import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api } from "./api";
+import { useState } from "react";
+import { api, type LabPreset, type LabSettings } from "./api";
 import { AuditPanel } from "./AuditPanel";
 import { ChaosPanel } from "./ChaosPanel";
+import { EventsPanel } from "./EventsPanel";
 import { IdentityPanel } from "./IdentityPanel";
 import { LabPanel } from "./LabPanel";
 import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
-import { queryKeys, sessionQuery } from "./queries";
+import { labSettingsQuery, poolQuery, presetsQuery, queryKeys, sessionQuery } from "./queries";
 import { SignIn } from "./SignIn";
+import { Timeline } from "./Timeline";
+import { useLabStream } from "./useLabStream";
 
+/** Whether every value the preset sets is the value in force. */
+function matches(wanted: unknown, actual: unknown): boolean {
+  if (wanted === null || typeof wanted !== "object") return wanted === actual;
+  if (actual === null || typeof actual !== "object") return false;
+  return Object.entries(wanted).every(([key, value]) => matches(value, (actual as Record<string, unknown>)[key]));
+}
+
+const activePreset = (presets: LabPreset[] | undefined, settings: LabSettings | undefined): string =>
+  (settings && presets?.find((preset) => matches(preset.settings, settings))?.name) ?? "custom";
+
+/**
+ * The page, story first: the user's identities, the timeline and the audit; then the provider and the
+ * narrated events; the lab's controls fold away.
+ */
 export function LabApp() {
   const queryClient = useQueryClient();
+  const connected = useLabStream();
   const session = useQuery(sessionQuery());
+  const settings = useQuery(labSettingsQuery());
+  const presets = useQuery(presetsQuery());
+  const pool = useQuery(poolQuery());
+  const [selected, setSelected] = useState<string | null>(null);
   const signOut = useMutation({
     mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
     onSuccess: () => queryClient.setQueryData(queryKeys.session, null),
   });
+  const instance = pool.data && "instance" in pool.data ? String(pool.data.instance) : null;
 
   return (
     <main>
@@ -30,14 +54,20 @@ export function LabApp() {
             <Link href="/learn">Learn: every question, run in one click</Link>
           </p>
         </div>
-        {session.data && (
-          <button type="button" className="quiet" onClick={() => signOut.mutate()}>
-            Sign out
-          </button>
-        )}
+        <div className="masthead-side">
+          <p className="hint">
+            {connected ? "Live" : "Reconnecting…"}
+            {instance && ` · served by ${instance}`}
+          </p>
+          {session.data && (
+            <button type="button" className="quiet" onClick={() => signOut.mutate()}>
+              Sign out
+            </button>
+          )}
+        </div>
       </header>
-      <div className="columns">
-        <section aria-labelledby="identities-heading" className="card">
+      <div className="story">
+        <section aria-labelledby="identities-heading" className="card identities-card">
           {session.isPending ? (
             <p>Loading…</p>
           ) : session.data ? (
@@ -46,14 +76,26 @@ export function LabApp() {
             <SignIn />
           )}
         </section>
-        <aside className="stack">
-          <AuditPanel />
+        <div className="story-main">
+          <Timeline selected={selected} onSelect={setSelected} />
+          <AuditPanel selected={selected} />
+        </div>
+      </div>
+      <div className="evidence">
+        <ProviderPanel selected={selected} />
+        {session.data && <EventsPanel userId={session.data.userId} selected={selected} />}
+      </div>
+      <details className="card lab-controls">
+        <summary>
+          Lab controls — strategy <strong>{settings.data?.strategy ?? "…"}</strong>, preset{" "}
+          <strong>{activePreset(presets.data?.presets, settings.data)}</strong>
+        </summary>
+        <div className="lab-grid">
           <LabPanel />
           <PoolPanel />
           <ChaosPanel />
-        </aside>
-      </div>
-      <ProviderPanel />
+        </div>
+      </details>
     </main>
   );
 }

@@ -1,32 +1,90 @@
 "use client";
 
-import type { UserView } from "./api";
+import type { Lane, LeaseRow, Strategy } from "./api";
 
-/** What a running switch is doing, from the last step its journal reached. */
-const stepWords: Record<string, string> = {
-  acquired: "unlinking at the provider",
-  unlinked: "unlinked, now linking",
-  linked: "linked, now saving",
-  saved: "saved, releasing",
-  done: "done, releasing",
+/** What guards the switch under each strategy other than the lease, in plain words. */
+const otherGuards: Partial<Record<Strategy, string>> = {
+  none: "Nothing guards the switch: concurrent switches all call the provider.",
+  transaction:
+    "A row lock (SELECT … FOR UPDATE) held by an open transaction on a pooled connection guards the switch; the others wait, holding connections too.",
+  advisory:
+    "An advisory lock (pg_advisory_xact_lock) held by an open transaction on a pooled connection guards the switch; the others wait, holding connections too.",
+  optimistic:
+    "A version check at the final save guards the switch: a loser learns it lost only after it changed the provider.",
 };
 
-/** Whether the user's lease is held, by which operation, doing what, and for how long still. */
-export function LeaseBanner({ user, now }: { user: UserView; now: number }) {
-  const { lease, operation } = user;
-  const heldBy = operation
-    ? ` by operation ${operation.operationId.slice(0, 8)}, switching to ${operation.toIdentityId}: ` +
-      (stepWords[operation.step] ?? operation.step)
-    : "";
-  return (
-    <p className={lease.held ? "lease held" : "lease free"} role="status" aria-live="polite">
-      {lease.held && lease.expiresAt
-        ? `Lease held${heldBy} — expires in ${secondsUntil(lease.expiresAt, now)} s`
-        : "Lease free — no operation is running for this user"}
-    </p>
-  );
-}
+const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hour12: false }) + iso.slice(19, 23);
+const secondsBetween = (from: number, to: number) => (Math.abs(to - from) / 1000).toFixed(1);
 
-function secondsUntil(iso: string, now: number): string {
-  return Math.max(0, (Date.parse(iso) - now) / 1000).toFixed(1);
+/**
+ * The truth about what guards this user's switch: under `lease`, the row as the database sees it (held or
+ * not, expired while its operation still runs, the last acquire's answer); otherwise, what guards it instead.
+ */
+export function LeaseBanner({
+  strategy,
+  lease,
+  lanes,
+  now,
+}: {
+  strategy: Strategy;
+  lease: LeaseRow | null;
+  lanes: Lane[];
+  now: number;
+}) {
+  const running = lanes.filter((lane) => lane.answeredAt === null);
+  if (strategy !== "lease") {
+    return (
+      <div className="lease other" data-testid="guard-banner">
+        <p>
+          <strong>Strategy {strategy}.</strong> {otherGuards[strategy] ?? "See the lab's controls for what it does."}
+        </p>
+        <p>{running.length === 1 ? "1 operation running." : `${running.length} operations running.`}</p>
+      </div>
+    );
+  }
+  const lastAcquire = lanes
+    .flatMap((lane) => lane.phases.filter((phase) => phase.name === "acquire" && phase.outcome !== null))
+    .at(-1);
+  const holder = lease?.operationId ? lanes.find((lane) => lane.operationId === lease.operationId) : undefined;
+  const expiresAt = lease?.expiresAt ? Date.parse(lease.expiresAt) : null;
+
+  let headline: string;
+  let tone: string;
+  if (!lease?.held || expiresAt === null) {
+    headline = "Lease free — no operation is running for this user";
+    tone = "free";
+  } else if (expiresAt > now) {
+    headline = `Lease held by operation ${lease.operationId?.slice(0, 8) ?? "?"} — expires in ${secondsBetween(now, expiresAt)} s`;
+    tone = "held";
+  } else if (holder && holder.answeredAt === null) {
+    headline = `Lease expired ${secondsBetween(expiresAt, now)} s ago; operation ${holder.operationId.slice(0, 8)} is still running unprotected`;
+    tone = "expired";
+  } else {
+    headline = `Lease expired ${secondsBetween(expiresAt, now)} s ago, never released: the next acquire takes it over`;
+    tone = "expired";
+  }
+  return (
+    <div className={`lease ${tone}`} data-testid="guard-banner">
+      <p>{headline}</p>
+      <dl className="lease-row" aria-label="The lease's columns as the database sees them">
+        <div>
+          <dt>locked_at</dt>
+          <dd>{lease?.lockedAt ? clock(lease.lockedAt) : "null"}</dd>
+        </div>
+        <div>
+          <dt>expires</dt>
+          <dd>{lease?.expiresAt ? clock(lease.expiresAt) : "null"}</dd>
+        </div>
+        <div>
+          <dt>token</dt>
+          <dd>{lease?.token ?? "null"}</dd>
+        </div>
+        <div>
+          <dt>fence</dt>
+          <dd>{lease?.fence ?? "–"}</dd>
+        </div>
+      </dl>
+      {lastAcquire && <p className="hint">Last acquire: {lastAcquire.detail}</p>}
+    </div>
+  );
 }

@@ -39,6 +39,28 @@ export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client"
 export type { PromoteResult } from "@/lib/switch/switch-primary";
 export type { UserView } from "@/lib/switch/users";
 
+export type { Lane, Phase, PhaseName } from "@/lib/lab/timeline";
+
+/** The timeline's lanes, and how far the database's clock is ahead of this browser's. */
+export interface Timeline {
+  operations: import("@/lib/lab/timeline").Lane[];
+  clockOffsetMs: number;
+}
+
+/** A user's lease row, as the stream's `lease` message carries it. */
+export interface LeaseRow {
+  userId: string;
+  held: boolean;
+  lockedAt: string | null;
+  expiresAt: string | null;
+  fence: string;
+  token: string | null;
+  operationId: string | null;
+}
+
+/** This instance's pool, as the stream's `pool` message carries it. */
+export type PoolMessage = import("@/lib/core/db").PoolStats & { instance: string };
+
 export interface UserSummary {
   id: string;
   displayName: string;

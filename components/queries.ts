@@ -1,17 +1,20 @@
 /**
- * Every query the page makes: its key, its fetch and its polling, defined once. Keys are hierarchical so
- * that a prefix invalidates a family: ["lab"] is everything the lab shows, ["users", userId] one user.
+ * Every query the page makes: its key and its fetch, defined once. Keys are hierarchical so that a prefix
+ * invalidates a family: ["lab"] is everything the lab shows, ["users", userId] one user. Nothing polls:
+ * after the first fetch, the lab's event stream (useLabStream) keeps these up to date.
  */
-import { queryOptions, type QueryClient } from "@tanstack/react-query";
+import { queryOptions } from "@tanstack/react-query";
 import {
   api,
   ApiError,
   type AuditReport,
   type LabPreset,
   type LabSettings,
+  type LeaseRow,
   type OperationEvent,
   type PoolStats,
   type ProviderState,
+  type Timeline,
   type UserSummary,
   type UserView,
 } from "./api";
@@ -27,7 +30,15 @@ export const queryKeys = {
   pool: ["lab", "pool"] as const,
   presets: ["lab", "presets"] as const,
   events: (userId: string) => ["lab", "events", userId] as const,
+  timeline: ["lab", "timeline"] as const,
+  lease: (userId: string) => ["lab", "lease", userId] as const,
 };
+
+/** Fed by the stream: fetched once, never stale on its own. */
+const live = { staleTime: Infinity } as const;
+
+/** When each user's view was last asked for, to tell how long a read has been waiting. */
+export const userReadStartedAt = new Map<string, number>();
 
 /** The signed-in user, or null when there is no session. */
 export const sessionQuery = () =>
@@ -43,32 +54,50 @@ export const sessionQuery = () =>
 export const usersQuery = () =>
   queryOptions({ queryKey: queryKeys.users, queryFn: () => api<{ users: UserSummary[] }>("/api/users") });
 
-/** Polled so that a switch made in another tab (or still running) shows up here. */
+/** Read again when one of the user's operations answers (the stream says when). */
 export const userQuery = (userId: string) =>
   queryOptions({
     queryKey: queryKeys.user(userId),
-    queryFn: () => api<UserView>(`/api/users/${userId}`),
-    refetchInterval: 1000,
+    queryFn: () => {
+      userReadStartedAt.set(userId, Date.now());
+      return api<UserView>(`/api/users/${userId}`);
+    },
+    ...live,
   });
 
-/** The shared lab settings, polled so that a change made in another tab shows up. */
 export const labSettingsQuery = () =>
-  queryOptions({ queryKey: queryKeys.labSettings, queryFn: () => api<LabSettings>("/api/lab"), refetchInterval: 2000 });
+  queryOptions({ queryKey: queryKeys.labSettings, queryFn: () => api<LabSettings>("/api/lab"), ...live });
 
 export const auditQuery = () =>
-  queryOptions({ queryKey: queryKeys.audit, queryFn: () => api<AuditReport>("/api/lab/audit"), refetchInterval: 1000 });
+  queryOptions({ queryKey: queryKeys.audit, queryFn: () => api<AuditReport>("/api/lab/audit"), ...live });
 
 export const providerQuery = () =>
+  queryOptions({ queryKey: queryKeys.provider, queryFn: () => api<ProviderState>("/api/lab/provider"), ...live });
+
+export const poolQuery = () =>
+  queryOptions({ queryKey: queryKeys.pool, queryFn: () => api<PoolStats>("/api/lab/pool"), ...live });
+
+/** Ten minutes of lanes, all users; the stream adds and updates lanes from then on. */
+export const timelineQuery = () =>
   queryOptions({
-    queryKey: queryKeys.provider,
-    queryFn: () => api<ProviderState>("/api/lab/provider"),
-    refetchInterval: 1000,
+    queryKey: queryKeys.timeline,
+    queryFn: async (): Promise<Timeline> => {
+      const timeline = await api<{ now: string; operations: Timeline["operations"] }>(
+        "/api/lab/timeline?sinceMs=600000",
+      );
+      return { operations: timeline.operations, clockOffsetMs: Date.parse(timeline.now) - Date.now() };
+    },
+    ...live,
   });
 
-/** Polled fast: a pool exhausted by a slow provider call lasts only as long as the call. */
-export const poolQuery = () =>
-  queryOptions({ queryKey: queryKeys.pool, queryFn: () => api<PoolStats>("/api/lab/pool"), refetchInterval: 300 });
-
+/** The user's lease row as the database last said: only ever filled by the stream. */
+export const leaseQuery = (userId: string) =>
+  queryOptions({
+    queryKey: queryKeys.lease(userId),
+    queryFn: (): LeaseRow | null => null,
+    enabled: false,
+    ...live,
+  });
 export const presetsQuery = () =>
   queryOptions({ queryKey: queryKeys.presets, queryFn: () => api<{ presets: LabPreset[] }>("/api/lab/presets") });
 
@@ -76,13 +105,5 @@ export const eventsQuery = (userId: string) =>
   queryOptions({
     queryKey: queryKeys.events(userId),
     queryFn: () => api<{ events: OperationEvent[] }>(`/api/lab/events?userId=${encodeURIComponent(userId)}`),
-    refetchInterval: 1000,
+    ...live,
   });
-
-/** A switch changes the user and everything the lab shows about it (audit, provider, events). */
-export async function invalidateAfterSwitch(queryClient: QueryClient, userId: string): Promise<void> {
-  await Promise.all([
-    queryClient.invalidateQueries({ queryKey: queryKeys.user(userId) }),
-    queryClient.invalidateQueries({ queryKey: queryKeys.lab }),
-  ]);
-}

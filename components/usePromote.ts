@@ -1,41 +1,42 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, ApiError, type Problem, type PromoteResult } from "./api";
-import { invalidateAfterSwitch } from "./queries";
+import { api, ApiError, type Problem, type PromoteResult, type Strategy } from "./api";
 
 /** One click on "Make primary" and what became of it. */
 export interface Attempt {
   id: number;
   identityId: string;
   startedAt: number;
+  /** The strategy in force when it was sent: what its failure means depends on it. */
+  strategy?: Strategy;
   result?: PromoteResult;
   problem?: Problem;
 }
 
 let attemptCounter = 0;
-const newAttempt = (identityId: string): Attempt => ({ id: ++attemptCounter, identityId, startedAt: Date.now() });
+const newAttempt = (identityId: string, strategy?: Strategy): Attempt => ({
+  id: ++attemptCounter,
+  identityId,
+  strategy,
+  startedAt: Date.now(),
+});
 
 /** Only the latest attempts are kept: a row shows its last few. */
 const attemptsKept = 20;
 
 /** "Make primary" for one user: each click sends its request and becomes an attempt with its outcome. */
-export function usePromote(userId: string) {
-  const queryClient = useQueryClient();
+export function usePromote(userId: string, strategy?: Strategy) {
   // Each click's own outcome: the mutation's state would only show the latest of concurrent clicks.
   const [attempts, setAttempts] = useState<Attempt[]>([]);
   const promote = useMutation({
     mutationFn: (identityId: string) =>
       api<PromoteResult>(`/api/users/${userId}/primary`, { method: "POST", body: JSON.stringify({ identityId }) }),
-    // Not awaited: the click's outcome shows at once, not after the refetches.
-    onSettled: () => {
-      void invalidateAfterSwitch(queryClient, userId);
-    },
   });
 
   function makePrimary(identityId: string) {
-    const attempt = newAttempt(identityId);
+    const attempt = newAttempt(identityId, strategy);
     const settle = (outcome: Partial<Attempt>) =>
       setAttempts((all) => all.map((each) => (each.id === attempt.id ? { ...each, ...outcome } : each)));
     setAttempts((all) => [...all, attempt].slice(-attemptsKept));

@@ -5,6 +5,7 @@ import * as recoveryFencingIdempotency from "./migrations/0003_recovery_fencing_
 import * as leaseLockedUntil from "./migrations/0004_lease_locked_until";
 import * as sessions from "./migrations/0005_sessions";
 import * as journalInFlight from "./migrations/0006_journal_in_flight";
+import * as timeline from "./migrations/0007_timeline";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   "0004_lease_locked_until": leaseLockedUntil,
   "0005_sessions": sessions,
   "0006_journal_in_flight": journalInFlight,
+  "0007_timeline": timeline,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -93,6 +93,21 @@ export interface SessionsTable {
   created_at: ColumnType<Date, never, never>;
 }
 
+/** One operation's lane on the timeline: written by the instance that runs it (lib/lab/timeline.ts). */
+export interface OperationLanesTable {
+  operation_id: string;
+  user_id: string;
+  instance: string;
+  strategy: string;
+  to_identity_id: string | null;
+  requested_at: Date;
+  answered_at: Date | null;
+  status: number | null;
+  problem_type: string | null;
+  lease: ColumnType<unknown, string | null, string | null>;
+  phases: ColumnType<unknown, string, string>;
+}
+
 export interface Database {
   users: UsersTable;
   identities: IdentitiesTable;
@@ -102,4 +117,5 @@ export interface Database {
   idempotency_records: IdempotencyRecordsTable;
   app_secret: AppSecretTable;
   sessions: SessionsTable;
+  operation_lanes: OperationLanesTable;
 }

@@ -13,7 +13,7 @@ export async function lockForReset<DB>(trx: Transaction<DB>): Promise<void> {
 
 /**
  * Puts the app's users and identities back to the demo seed; leases, journals, idempotency records,
- * events and lab settings go with them.
+ * events, timeline lanes and lab settings go with them.
  */
 export async function seedAppData(db: Kysely<Database>): Promise<void> {
   await db.transaction().execute(async (trx) => {
@@ -22,6 +22,7 @@ export async function seedAppData(db: Kysely<Database>): Promise<void> {
     await trx.deleteFrom("users").execute();
     await trx.deleteFrom("lab_settings").execute();
     await trx.deleteFrom("operation_events").execute();
+    await trx.deleteFrom("operation_lanes").execute();
     await trx
       .insertInto("users")
       .values(

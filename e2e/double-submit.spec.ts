@@ -14,7 +14,7 @@ test("a double click on Make primary sends two requests: one switch, one visible
     if (request.method() === "POST" && request.url().endsWith("/api/users/ada/primary")) sent.push(request.url());
   });
 
-  await page.getByRole("button", { name: "Make GitHub · @ada primary" }).dblclick();
+  await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).dblclick();
 
   const row = identityRow(page, "github|8812");
   await expect(row.getByRole("alert")).toHaveText("Another operation is already in progress");
@@ -33,9 +33,9 @@ test("two tabs of one user: one switch wins, the other tab shows the conflict an
   await second.goto("/");
   await expect(second.getByRole("heading", { name: "Ada Lovelace's identities" })).toBeVisible();
 
-  await first.getByRole("button", { name: "Make GitHub · @ada primary" }).click();
+  await first.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
   await expect(identityRow(first, "github|8812").getByText(/^Switching…/)).toBeVisible();
-  await second.getByRole("button", { name: "Make Email · ada@analytical.test primary" }).click();
+  await second.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
 
   await expect(identityRow(second, "auth0|ada-email").getByRole("alert")).toHaveText(
     "Another operation is already in progress",

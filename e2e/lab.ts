@@ -12,3 +12,9 @@ export async function signInAs(page: Page, displayName: string): Promise<void> {
 }
 
 export const identityRow = (page: Page, identityId: string) => page.locator(`li[data-identity-id="${identityId}"]`);
+
+/** Unfolds the lab's controls (folded away by default). */
+export async function openLabControls(page: Page): Promise<void> {
+  await page.locator("summary", { hasText: "Lab controls" }).click();
+  await expect(page.getByLabel("How concurrent switches are kept apart")).toBeVisible();
+}

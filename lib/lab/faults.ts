@@ -8,6 +8,7 @@ import { setTimeout as pause } from "node:timers/promises";
 import { WorkCrashed, type LeaseHooks } from "../lease";
 import type { CrashPoint, LabSettings, StallPoint } from "./settings-schema";
 import { takeCrash, takeStall } from "./settings-store";
+import type { PhaseRecorder } from "./timeline";
 
 /** A pause "after reaching X" happens at the checkpoint before the step that follows X. */
 const checkpointAfter: Record<StallPoint, string> = {
@@ -24,7 +25,7 @@ const crashCheckpoint: Record<CrashPoint, string> = {
   "after-link": "save",
 };
 
-export function labFaultHooks(db: Kysely<Database>, settings: LabSettings): LeaseHooks {
+export function labFaultHooks(db: Kysely<Database>, settings: LabSettings, recorder?: PhaseRecorder): LeaseHooks {
   let stall: Promise<{ at: StallPoint; ms: number } | null> | undefined;
   let crash: Promise<CrashPoint | null> | undefined;
   return {
@@ -40,7 +41,9 @@ export function labFaultHooks(db: Kysely<Database>, settings: LabSettings): Leas
       stall ??= takeStall(db);
       const taken = await stall;
       if (!taken || checkpointAfter[taken.at] !== nextStep) return false;
+      const paused = recorder?.start("paused", `lab fault: paused ${taken.ms} ms after ${taken.at}`);
       await pause(taken.ms);
+      paused?.("resumed");
       return true;
     },
     beforeRelease(attempt) {

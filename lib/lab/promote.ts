@@ -1,4 +1,8 @@
-/** The switch as the app runs it: the lab's settings, read once per request, choose the guard. */
+/**
+ * The switch as the app runs it: the lab's settings, read once per request, choose the guard. Every
+ * request is recorded on the timeline, from its arrival to its answer, refused ones included.
+ */
+import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
@@ -10,6 +14,7 @@ import {
 } from "../switch/switch-primary";
 import { getLabSettings } from "./settings-store";
 import { guardFor } from "./strategies";
+import { answerOf, recordedGuard, recordingProvider, startRecording } from "./timeline";
 
 export async function promote(
   db: Kysely<Database>,
@@ -17,10 +22,32 @@ export async function promote(
   request: PromoteRequest,
   idempotencyKey?: string,
 ): Promise<PromoteResult> {
-  const settings = await getLabSettings(db);
-  const guard = guardFor(db, settings);
-  if (idempotencyKey === undefined) return promoteToPrimary(db, provider, guard, request);
-  // A claim is stale once no lease its request could hold (renewals included) can still be alive.
-  const staleAfterMs = 2 * 3 * settings.leaseTtlMs;
-  return promoteToPrimaryOnce(db, provider, guard, { ...request, idempotencyKey, staleAfterMs });
+  // An idempotent request learns its operation's id from its key's record; the others get theirs now.
+  const operationId = idempotencyKey === undefined ? (request.operationId ?? randomUUID()) : undefined;
+  const recorder = await startRecording({
+    userId: request.userId,
+    toIdentityId: request.identityId,
+    strategy: "unknown",
+    operationId,
+  });
+  try {
+    const settings = await getLabSettings(db);
+    recorder.setStrategy(settings.strategy);
+    const guard = recordedGuard(guardFor(db, settings, recorder), recorder, settings.strategy === "lease");
+    const recorded = recordingProvider(provider, recorder);
+    let result: PromoteResult;
+    if (idempotencyKey === undefined) {
+      result = await promoteToPrimary(db, recorded, guard, { ...request, operationId });
+    } else {
+      // A claim is stale once no lease its request could hold (renewals included) can still be alive.
+      const staleAfterMs = 2 * 3 * settings.leaseTtlMs;
+      result = await promoteToPrimaryOnce(db, recorded, guard, { ...request, idempotencyKey, staleAfterMs });
+    }
+    await recorder.answer(200, null);
+    return result;
+  } catch (error) {
+    const { status, problemType } = answerOf(error);
+    await recorder.answer(status, problemType);
+    throw error;
+  }
 }

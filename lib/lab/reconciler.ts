@@ -12,6 +12,7 @@ import type { IdentityProviderClient } from "../provider/client";
 import { settleLeftovers } from "../switch/switch-primary";
 import { getLabSettings } from "./settings-store";
 import { leaseGuardFor } from "./strategies";
+import { answerOf, recordedGuard, recordingProvider, startRecording } from "./timeline";
 
 /** Settles what it can now; returns the users it settled. */
 export async function reconcileOnce(db: Kysely<Database>, provider: IdentityProviderClient): Promise<string[]> {
@@ -28,10 +29,16 @@ export async function reconcileOnce(db: Kysely<Database>, provider: IdentityProv
        AND (j.in_flight_until IS NULL OR j.in_flight_until < now() OR ${fences}::boolean)`.execute(db);
   const settled: string[] = [];
   for (const { user_id: userId } of rows) {
+    // Its operation is a lane of the timeline like any switch's (with no target).
+    const recorder = await startRecording({ userId, toIdentityId: null, strategy: "lease" });
+    const guard = recordedGuard(leaseGuardFor(settings, undefined, recorder), recorder, true);
     try {
-      await settleLeftovers(db, provider, leaseGuardFor(settings), userId);
+      await settleLeftovers(db, recordingProvider(provider, recorder), guard, userId);
+      await recorder.answer(200, null);
       settled.push(userId);
     } catch (error) {
+      const { status, problemType } = answerOf(error);
+      await recorder.answer(status, problemType);
       // Someone switched meanwhile, or the provider failed again: the next round tries again.
       if (!(error instanceof Problem)) console.error(`[reconciler] settling ${userId} failed:`, error);
       else if (!(error instanceof OperationInProgress))

@@ -5,6 +5,7 @@ import { applyPoolSize } from "../core/db";
 import { resetProvider } from "../provider-sim/lab-client";
 import { defaultLabSettings } from "./settings-schema";
 import { publishLabSettings } from "./settings-store";
+import { announceReset } from "./stream";
 
 /** Everything back to the seed: users, identities, leases, settings, provider state and its call log. */
 export async function resetLab(db: Kysely<Database>): Promise<void> {
@@ -12,4 +13,5 @@ export async function resetLab(db: Kysely<Database>): Promise<void> {
   await publishLabSettings(db, defaultLabSettings);
   await resetProvider();
   await applyPoolSize(defaultLabSettings.poolSize);
+  await announceReset(db);
 }

@@ -14,15 +14,19 @@ import { leaseGuard } from "../switch/lease-guard";
 import { readVersion, saveUser, type User } from "../switch/users";
 import { labFaultHooks } from "./faults";
 import type { LabSettings, Strategy } from "./settings-schema";
+import type { OperationRecorder, PhaseRecorder } from "./timeline";
 
-/** The guard the settings ask for, with the lab's faults wired into the lease's hooks. */
-export function guardFor(db: Kysely<Database>, settings: LabSettings): Guard {
+/**
+ * The guard the settings ask for, with the lab's faults wired into the lease's hooks; with a recorder,
+ * the waits and the lease's events become phases of the operation's timeline lane.
+ */
+export function guardFor(db: Kysely<Database>, settings: LabSettings, recorder?: OperationRecorder): Guard {
   const timeoutMs = settings.leaseTtlMs;
   const guards: Record<Strategy, () => Guard> = {
-    lease: () => leaseGuardFor(settings, labFaultHooks(db, settings)),
+    lease: () => leaseGuardFor(settings, labFaultHooks(db, settings, recorder), recorder),
     none: () => noGuard(timeoutMs),
-    transaction: () => transactionGuard(timeoutMs),
-    advisory: () => advisoryGuard(timeoutMs),
+    transaction: () => transactionGuard(timeoutMs, recorder),
+    advisory: () => advisoryGuard(timeoutMs, recorder),
     optimistic: () => optimisticGuard(timeoutMs),
     "session-advisory": () => sessionAdvisoryGuard(timeoutMs),
     "in-process": () => inProcessGuard(timeoutMs),
@@ -31,14 +35,35 @@ export function guardFor(db: Kysely<Database>, settings: LabSettings): Guard {
 }
 
 /** The product's lease as the settings configure it. */
-export const leaseGuardFor = (settings: LabSettings, hooks?: LeaseHooks): Guard =>
+export const leaseGuardFor = (settings: LabSettings, hooks?: LeaseHooks, recorder?: OperationRecorder): Guard =>
   leaseGuard({
     ttlMs: settings.leaseTtlMs,
     safeguards: settings.leaseSafeguards,
     applyLimitMs: settings.provider.applyLimitMs,
     providerFences: settings.provider.enforceFencing,
     hooks,
+    onEvent: recorder && ((event) => recorder.leaseEvent(event)),
   });
+
+/**
+ * Runs `body` in a transaction, the waits for its pooled connection and for `lock` recorded as `waiting`:
+ * what `transaction` and `advisory` look like on the timeline.
+ */
+async function inLockingTransaction<T>(
+  db: Kysely<Database>,
+  recorder: PhaseRecorder | undefined,
+  lock: { what: string; take: (trx: Kysely<Database>) => Promise<void> },
+  body: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  const connecting = recorder?.start("waiting", "for a pooled connection");
+  return db.transaction().execute(async (trx) => {
+    connecting?.("connected");
+    const locking = recorder?.start("waiting", `for ${lock.what}`);
+    await lock.take(trx);
+    locking?.("locked");
+    return body(trx);
+  });
+}
 
 const plainSave = (db: Kysely<Database>) => async (user: User, primaryIdentityId: string) => {
   await saveUser(db, { ...user, primaryIdentityId });
@@ -70,22 +95,40 @@ export const noGuard = (timeoutMs: number): Guard => ({
  * The `@Transactional` answer: a row lock held by an open transaction around the slow calls. Correct,
  * but every request (the waiting ones too) holds a pooled connection for the whole time.
  */
-const transactionGuard = (timeoutMs: number): Guard => ({
+const transactionGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard => ({
   run: ({ db, userId }, body) =>
-    db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom("users").select("id").where("id", "=", userId).forUpdate().executeTakeFirst();
-      if (!row) throw new UserNotFound(userId);
-      return withDeadline(timeoutMs, (deadline) => body(section(trx, deadline)));
-    }),
+    inLockingTransaction(
+      db,
+      recorder,
+      {
+        what: "the row lock (SELECT … FOR UPDATE)",
+        take: async (trx) => {
+          const row = await trx
+            .selectFrom("users")
+            .select("id")
+            .where("id", "=", userId)
+            .forUpdate()
+            .executeTakeFirst();
+          if (!row) throw new UserNotFound(userId);
+        },
+      },
+      (trx) => withDeadline(timeoutMs, (deadline) => body(section(trx, deadline))),
+    ),
 });
 
 /** A transaction-scoped advisory lock on the user: the same connection cost as `transaction`. */
-const advisoryGuard = (timeoutMs: number): Guard => ({
+const advisoryGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard => ({
   run: ({ db, userId }, body) =>
-    db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtext(${advisoryKey(userId)}))`.execute(trx);
-      return withDeadline(timeoutMs, (deadline) => body(section(trx, deadline)));
-    }),
+    inLockingTransaction(
+      db,
+      recorder,
+      {
+        what: "the advisory lock (pg_advisory_xact_lock)",
+        take: async (trx) =>
+          void (await sql`SELECT pg_advisory_xact_lock(hashtext(${advisoryKey(userId)}))`.execute(trx)),
+      },
+      (trx) => withDeadline(timeoutMs, (deadline) => body(section(trx, deadline))),
+    ),
 });
 
 /**

@@ -2,7 +2,14 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 
-export type EventKind = "lease-taken-over" | "recovered" | "fenced" | "lease-lost" | "release-failed";
+export type EventKind =
+  | "lease-taken-over"
+  | "recovered"
+  | "fenced"
+  | "lease-lost"
+  | "release-failed"
+  /** A request refused at acquisition: the collision itself (recorded by the lab's timeline). */
+  | "refused";
 
 export interface OperationEvent {
   at: string;

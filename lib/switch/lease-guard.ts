@@ -36,17 +36,27 @@ export interface LeaseGuardOptions {
   providerFences: boolean;
   /** Faults injected from outside (the lab), e.g. a pause or failing releases. */
   hooks?: LeaseHooks;
+  /** Hears every event of the lease (the lab's timeline). */
+  onEvent?(event: LeaseEvent): void | Promise<void>;
 }
 
 /** The checkpoint before the irreversible step that follows each journal step. */
 const nextStepAfter: Partial<Record<JournalStep, string>> = { acquired: "unlink", unlinked: "link", linked: "save" };
 
-export function leaseGuard({ ttlMs, safeguards, applyLimitMs, providerFences, hooks }: LeaseGuardOptions): Guard {
+export function leaseGuard({
+  ttlMs,
+  safeguards,
+  applyLimitMs,
+  providerFences,
+  hooks,
+  onEvent,
+}: LeaseGuardOptions): Guard {
   // The longest any call of an operation can be sent after its acquisition (renewals are capped at 3 TTLs).
   const longestHoldMs = safeguards ? 3 * ttlMs : textbookTimeoutMs;
   return {
     async run({ db, userId, operationId, targetIdentityId }, body) {
       const narrate = async (event: LeaseEvent) => {
+        await onEvent?.(event);
         if (event.kind !== "release-failed") return;
         const last = event.attempt >= event.attempts;
         console.error(

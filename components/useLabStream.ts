@@ -1,0 +1,83 @@
+"use client";
+
+import { useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import type {
+  AuditReport,
+  Lane,
+  LabSettings,
+  LeaseRow,
+  OperationEvent,
+  PoolMessage,
+  ProviderState,
+  Timeline,
+} from "./api";
+import { queryKeys } from "./queries";
+
+/** How far along a lane is: phases only get added and ended, and an answer comes once. */
+const progress = (lane: Lane): number =>
+  lane.phases.length + lane.phases.filter((phase) => phase.endedAt !== null).length + (lane.answeredAt ? 1 : 0);
+
+/** Keeps a lane unless the message is at least as far along (a snapshot may race a live message). */
+function upsertLane(timeline: Timeline | undefined, lane: Lane): Timeline | undefined {
+  if (!timeline) return timeline;
+  const index = timeline.operations.findIndex((each) => each.operationId === lane.operationId);
+  if (index < 0) return { ...timeline, operations: [...timeline.operations, lane] };
+  if (progress(lane) < progress(timeline.operations[index]!)) return timeline;
+  return { ...timeline, operations: timeline.operations.with(index, lane) };
+}
+
+type Handlers = Record<string, (queryClient: QueryClient, data: never) => void>;
+
+const handlers = {
+  operation: (queryClient, lane: Lane) => {
+    const before = queryClient
+      .getQueryData<Timeline>(queryKeys.timeline)
+      ?.operations.find((each) => each.operationId === lane.operationId);
+    queryClient.setQueryData<Timeline>(queryKeys.timeline, (timeline) => upsertLane(timeline, lane));
+    // An answer changes the user's identities and the provider's accounts: read them again, once.
+    if (lane.answeredAt && !before?.answeredAt) {
+      void queryClient.invalidateQueries({ queryKey: queryKeys.user(lane.userId) });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.provider });
+    }
+  },
+  lease: (queryClient, lease: LeaseRow) => queryClient.setQueryData(queryKeys.lease(lease.userId), lease),
+  audit: (queryClient, audit: AuditReport) => queryClient.setQueryData(queryKeys.audit, audit),
+  settings: (queryClient, settings: LabSettings) => queryClient.setQueryData(queryKeys.labSettings, settings),
+  pool: (queryClient, pool: PoolMessage) => queryClient.setQueryData(queryKeys.pool, pool),
+  "provider-call": (queryClient, call: ProviderState["calls"][number]) =>
+    queryClient.setQueryData<ProviderState>(queryKeys.provider, (state) =>
+      state ? { ...state, calls: [...state.calls, call].slice(-300) } : state,
+    ),
+  event: (queryClient, event: OperationEvent) =>
+    queryClient.setQueryData<{ events: OperationEvent[] }>(queryKeys.events(event.userId), (events) =>
+      events ? { events: [event, ...events.events].slice(0, 30) } : events,
+    ),
+  // A lab reset, or notifications missed by the server: everything is read again.
+  reset: (queryClient) => void queryClient.invalidateQueries(),
+} satisfies Handlers;
+
+/**
+ * Follows `GET /api/lab/stream` for as long as the page is open: each message updates the query cache,
+ * so that nothing polls. EventSource reconnects by itself, resuming after the last message's id.
+ * Returns whether the stream is connected.
+ */
+export function useLabStream(): boolean {
+  const queryClient = useQueryClient();
+  const [connected, setConnected] = useState(false);
+  useEffect(() => {
+    const source = new EventSource("/api/lab/stream");
+    source.onopen = () => setConnected(true);
+    source.onerror = () => setConnected(false);
+    for (const [event, handle] of Object.entries(handlers) as [
+      string,
+      (client: QueryClient, data: unknown) => void,
+    ][]) {
+      source.addEventListener(event, (message) =>
+        handle(queryClient, JSON.parse((message as MessageEvent<string>).data)),
+      );
+    }
+    return () => source.close();
+  }, [queryClient]);
+  return connected;
+}

@@ -1,0 +1,202 @@
+/**
+ * The lab's live feed for `GET /api/lab/stream`: one hub per instance hears the `lab_stream` and
+ * `lab_settings` notifications (on the instance's one listening connection) and fans them out in memory
+ * to this instance's event-stream clients, with this instance's pool and the audit recomputed after each
+ * answer. Messages are numbered per process (`{boot}-{n}`) and the last ones kept, so a client that
+ * reconnects with `Last-Event-ID` gets what it missed; one that missed more gets a fresh snapshot.
+ */
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { poolStats } from "../core/db";
+import { notify, subscribe } from "../core/notifications";
+import { auditConsistency } from "./audit";
+import { instrumentDb } from "./instrument-db";
+import { getLabSettings, labSettingsChannel, settingsFrom } from "./settings-store";
+import { instanceId, readLane, readTimeline, type Lane } from "./timeline";
+
+export interface StreamMessage {
+  id: string;
+  event: string;
+  data: unknown;
+}
+
+type Client = (message: StreamMessage) => void;
+
+interface Hub {
+  boot: string;
+  counter: number;
+  kept: StreamMessage[];
+  clients: Set<Client>;
+  started: boolean;
+  lastPool: string;
+  auditDue: ReturnType<typeof setTimeout> | null;
+}
+
+export const labStreamChannel = "lab_stream";
+const keptMessages = 2_000;
+/** How far back a snapshot's lanes reach. */
+const snapshotSinceMs = 10 * 60_000;
+const poolSampleEveryMs = 200;
+
+const holder = globalThis as typeof globalThis & { __leaseLockLabStream?: Hub };
+const hub = (holder.__leaseLockLabStream ??= {
+  boot: randomUUID().slice(0, 8),
+  counter: 0,
+  kept: [],
+  clients: new Set(),
+  started: false,
+  lastPool: "",
+  auditDue: null,
+});
+
+/** Tells every instance's clients to read everything again (after a lab reset). */
+export const announceReset = (db: Kysely<Database>): Promise<void> =>
+  notify(db, labStreamChannel, JSON.stringify({ kind: "reset" }));
+
+function publish(event: string, data: unknown): void {
+  const message = { id: `${hub.boot}-${++hub.counter}`, event, data };
+  hub.kept.push(message);
+  if (hub.kept.length > keptMessages) hub.kept.shift();
+  for (const client of hub.clients) client(message);
+}
+
+/** The audit after things settle: at most one computation in flight, the last request winning. */
+function auditSoon(): void {
+  if (hub.auditDue) clearTimeout(hub.auditDue);
+  hub.auditDue = setTimeout(() => {
+    hub.auditDue = null;
+    auditConsistency(instrumentDb()).then(
+      (report) => publish("audit", report),
+      (error: unknown) => console.error("[stream] audit failed:", error),
+    );
+  }, 150);
+}
+
+function samplePool(): void {
+  if (hub.clients.size === 0) return;
+  const pool = { instance: instanceId, ...poolStats() };
+  const seen = JSON.stringify(pool);
+  if (seen === hub.lastPool) return;
+  hub.lastPool = seen;
+  publish("pool", pool);
+}
+
+async function onNotification(payload: string): Promise<void> {
+  const message = JSON.parse(payload) as { kind: string; data?: unknown; operationId?: string };
+  if (message.kind === "operation") {
+    // A lane too long for a notification comes as its id alone.
+    const lane = (message.data as Lane | undefined) ?? (await readLane(instrumentDb(), message.operationId!));
+    if (!lane) return;
+    publish("operation", lane);
+    if (lane.answeredAt) auditSoon();
+    return;
+  }
+  publish(message.kind, message.data ?? {});
+  if (message.kind === "provider-call" || message.kind === "reset") auditSoon();
+}
+
+function startHub(): void {
+  if (hub.started) return;
+  hub.started = true;
+  let connectedBefore = false;
+  subscribe(labStreamChannel, {
+    onMessage: (payload) =>
+      void onNotification(payload).catch((error: unknown) => console.error("[stream] bad notification:", error)),
+    // Notifications sent while the listening connection was down are lost: clients must read again.
+    onConnect: () => {
+      if (connectedBefore) publish("reset", {});
+      connectedBefore = true;
+    },
+  });
+  subscribe(labSettingsChannel, { onMessage: (payload) => publish("settings", settingsFrom(JSON.parse(payload))) });
+  setInterval(samplePool, poolSampleEveryMs).unref();
+}
+
+/** Everything a client shows, as messages, all carrying the id of the last message sent before it. */
+async function snapshot(): Promise<StreamMessage[]> {
+  const db = instrumentDb();
+  const id = `${hub.boot}-${hub.counter}`;
+  const [timeline, leases, settings, audit] = await Promise.all([
+    readTimeline(db, { sinceMs: snapshotSinceMs }),
+    sql<{ lease: unknown }>`SELECT lab_lease_json(u) AS lease FROM users u ORDER BY u.id`.execute(db),
+    getLabSettings(db),
+    auditConsistency(db),
+  ]);
+  return [
+    { id, event: "settings", data: settings },
+    { id, event: "pool", data: { instance: instanceId, ...poolStats() } },
+    ...leases.rows.map((row) => ({ id, event: "lease", data: row.lease })),
+    ...timeline.operations.map((lane) => ({ id, event: "operation", data: lane })),
+    { id, event: "audit", data: audit },
+  ];
+}
+
+/** The messages after `lastEventId`, when this process still has all of them; null: a snapshot is needed. */
+function missedSince(lastEventId: string | null): StreamMessage[] | null {
+  const [boot, number] = (lastEventId ?? "").split("-");
+  if (boot !== hub.boot || !/^\d+$/.test(number ?? "")) return null;
+  const after = Number(number);
+  const oldest = hub.kept[0] ? Number(hub.kept[0].id.split("-")[1]) : hub.counter + 1;
+  if (after > hub.counter || after < oldest - 1) return null;
+  return hub.kept.filter((message) => Number(message.id.split("-")[1]) > after);
+}
+
+const encoder = new TextEncoder();
+const heartbeatEveryMs = 15_000;
+
+const frame = (message: StreamMessage): string =>
+  `id: ${message.id}\nevent: ${message.event}\ndata: ${JSON.stringify(message.data)}\n\n`;
+
+/**
+ * One client's event stream: what it missed (or a snapshot), then every message as it comes, and a
+ * comment now and then so that proxies keep the connection open. Ends when the client goes away.
+ */
+export function openLabStream(lastEventId: string | null, signal: AbortSignal): ReadableStream<Uint8Array> {
+  startHub();
+  let close = () => {};
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      let open = true;
+      const send = (text: string) => {
+        if (open) controller.enqueue(encoder.encode(text));
+      };
+      // Live messages wait until what came before them has been sent.
+      let backlog: StreamMessage[] | null = [];
+      const client: Client = (message) => (backlog ? backlog.push(message) : send(frame(message)));
+      hub.clients.add(client);
+      const heartbeat = setInterval(() => send(": still here\n\n"), heartbeatEveryMs);
+      close = () => {
+        if (!open) return;
+        open = false;
+        clearInterval(heartbeat);
+        hub.clients.delete(client);
+        try {
+          controller.close();
+        } catch {
+          // Already cancelled by the client's going away.
+        }
+      };
+      signal.addEventListener("abort", close);
+
+      send("retry: 1000\n\n");
+      const missed = missedSince(lastEventId);
+      const catchUp = missed ? Promise.resolve(missed) : snapshot();
+      catchUp.then(
+        (messages) => {
+          for (const message of [...messages, ...backlog!]) send(frame(message));
+          backlog = null;
+          samplePool();
+        },
+        (error: unknown) => {
+          console.error("[stream] snapshot failed:", error);
+          send(`event: unavailable\ndata: ${JSON.stringify({ detail: "the lab's state could not be read" })}\n\n`);
+          close();
+        },
+      );
+    },
+    cancel() {
+      close();
+    },
+  });
+}

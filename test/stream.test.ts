@@ -1,0 +1,95 @@
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { startApp, type RunningApp } from "./harness/app-server";
+import { openEventStream, type EventStreamReader } from "./harness/event-stream";
+import { appClient } from "./harness/http-client";
+import { freshLabEachTest } from "./fresh-lab";
+
+const { app, session } = freshLabEachTest();
+const streamUrl = `${inject("appUrl")}/api/lab/stream`;
+const streams: EventStreamReader[] = [];
+const open = async (url = streamUrl, headers?: Record<string, string>) => {
+  const stream = await openEventStream(url, headers);
+  streams.push(stream);
+  return stream;
+};
+afterEach(() => {
+  for (const stream of streams.splice(0)) stream.close();
+});
+
+const answeredLane = (operationId: string) => (message: { event: string; data: any }) =>
+  message.event === "operation" && message.data.operationId === operationId && message.data.answeredAt !== null;
+
+describe("GET /api/lab/stream", () => {
+  it("starts with a snapshot, then pushes a switch's lane, lease, provider calls and audit as they happen", async () => {
+    await app.configure({ provider: { latencyMs: 100 } });
+    const stream = await open();
+    await stream.waitFor((message) => message.event === "audit");
+    expect(stream.messages.map((message) => message.event)).toContain("settings");
+    expect(stream.messages.find((message) => message.event === "lease" && message.data.userId === "ada")?.data).toEqual(
+      expect.objectContaining({ userId: "ada", held: false, expiresAt: null }),
+    );
+    const snapshotLength = stream.messages.length;
+
+    const answer = await session.ada.promote("ada", "github|8812");
+    const { operationId } = answer.body;
+    const lane = (await stream.waitFor(answeredLane(operationId))).data;
+    expect(lane).toMatchObject({ userId: "ada", status: 200, strategy: "lease" });
+    const live = stream.messages.slice(snapshotLength);
+    // The lane was pushed while it ran, not only at its end.
+    expect(live.filter((message) => message.event === "operation").length).toBeGreaterThan(2);
+    const leases = live.filter((message) => message.event === "lease").map((message) => message.data);
+    expect(leases[0]).toMatchObject({ userId: "ada", held: true, fence: "1", operationId });
+    await stream.waitFor((message) => message.event === "lease" && message.data.held === false);
+    expect(live.filter((message) => message.event === "provider-call").map((message) => message.data.method)).toEqual([
+      "DELETE",
+      "POST",
+    ]);
+    await stream.waitFor((message) => message.event === "audit" && stream.messages.indexOf(message) >= snapshotLength);
+    expect(stream.messages.every((message) => message.id !== null)).toBe(true);
+  });
+
+  it("resumes after Last-Event-ID with exactly what was missed", async () => {
+    const first = await open();
+    await first.waitFor((message) => message.event === "audit");
+    const lastEventId = first.lastEventId()!;
+    first.close();
+
+    await app.configure({ provider: { latencyMs: 20 } });
+    const answer = await session.ada.promote("ada", "github|8812");
+    const resumed = await open(streamUrl, { "Last-Event-ID": lastEventId });
+    await resumed.waitFor(answeredLane(answer.body.operationId));
+    // No snapshot: the first message is the settings change made while it was away, then the switch.
+    expect(resumed.messages[0]).toMatchObject({ event: "settings", data: { provider: { latencyMs: 20 } } });
+    const ids = resumed.messages.map((message) => Number(message.id!.split("-")[1]));
+    expect(ids[0]).toBe(Number(lastEventId.split("-")[1]) + 1);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+  });
+
+  it("answers an unknown Last-Event-ID with a snapshot", async () => {
+    const stream = await open(streamUrl, { "Last-Event-ID": "nonsense" });
+    await stream.waitFor((message) => message.event === "audit");
+    expect(stream.messages[0]!.event).toBe("settings");
+  });
+});
+
+describe("two app instances", () => {
+  let peer: RunningApp;
+  beforeAll(async () => {
+    peer = await startApp({
+      databaseUrl: inject("databaseUrl"),
+      port: Number(process.env.PEER_APP_PORT ?? 3216),
+      env: { APP_INSTANCE: "peer" },
+    });
+  });
+  afterAll(() => peer?.stop());
+
+  it("a switch run on one instance reaches the other instance's stream", async () => {
+    const stream = await open();
+    await stream.waitFor((message) => message.event === "audit");
+    const onPeer = await appClient(peer.baseUrl).signedIn("ada");
+    const answer = await onPeer.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+    const lane = (await stream.waitFor(answeredLane(answer.body.operationId))).data;
+    expect(lane.instance).toBe("peer");
+  });
+});

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { freshLabEachTest } from "./fresh-lab";
+
+const { app, session } = freshLabEachTest();
+
+interface Phase {
+  name: string;
+  startedAt: string;
+  endedAt: string | null;
+  outcome: string | null;
+  detail: string | null;
+}
+
+interface Lane {
+  operationId: string;
+  userId: string;
+  strategy: string;
+  toIdentityId: string | null;
+  requestedAt: string;
+  answeredAt: string | null;
+  status: number | null;
+  problemType: string | null;
+  phases: Phase[];
+  lease: { acquiredAt: string; expiresAt: string; fence: string } | null;
+}
+
+const timeline = async (query = "userId=ada") =>
+  (await app.get(`/api/lab/timeline?${query}`)).body.operations as Lane[];
+const ms = (iso: string | null) => Date.parse(iso!);
+
+describe("GET /api/lab/timeline", () => {
+  it("records a lease switch's phases in order, within the request's time, with its lease", async () => {
+    await app.configure({ provider: { latencyMs: 50 } });
+    const answer = await session.ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+
+    const [lane] = await timeline();
+    expect(lane).toMatchObject({
+      operationId: answer.body.operationId,
+      userId: "ada",
+      strategy: "lease",
+      toIdentityId: "github|8812",
+      status: 200,
+      problemType: null,
+    });
+    // The lease is renewed at the checkpoint before each irreversible step.
+    expect(lane!.phases.map((phase) => `${phase.name} ${phase.outcome}`)).toEqual([
+      "acquire won",
+      "renew renewed",
+      "unlink 200",
+      "renew renewed",
+      "link 201",
+      "renew renewed",
+      "save saved",
+      "release released",
+    ]);
+    let previousEnd = ms(lane!.requestedAt);
+    for (const phase of lane!.phases) {
+      expect(ms(phase.startedAt)).toBeGreaterThanOrEqual(previousEnd);
+      expect(ms(phase.endedAt)).toBeGreaterThanOrEqual(ms(phase.startedAt));
+      previousEnd = ms(phase.endedAt);
+    }
+    expect(previousEnd).toBeLessThanOrEqual(ms(lane!.answeredAt));
+    expect(ms(lane!.phases.find((phase) => phase.name === "unlink")!.endedAt)).toBeGreaterThanOrEqual(
+      ms(lane!.phases.find((phase) => phase.name === "unlink")!.startedAt) + 50,
+    );
+    expect(lane!.lease!.fence).toBe("1");
+    expect(ms(lane!.lease!.expiresAt)).toBeGreaterThan(ms(lane!.lease!.acquiredAt));
+  });
+
+  it("gives a refused request a lane of its own: refused at acquisition, no provider calls, an event", async () => {
+    await app.configure({ provider: { latencyMs: 300 } });
+    const answers = await Promise.all([
+      session.ada.promote("ada", "github|8812"),
+      session.ada.promote("ada", "auth0|ada-email"),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const winner = answers.find((answer) => answer.status === 200)!.body.operationId;
+
+    const lanes = await timeline();
+    expect(lanes).toHaveLength(2);
+    const refused = lanes.find((lane) => lane.status === 409)!;
+    expect(refused.problemType).toMatch(/\/operation-in-progress$/);
+    expect(refused.phases.map((phase) => `${phase.name} ${phase.outcome}`)).toEqual(["acquire refused"]);
+    expect(refused.phases[0]!.detail).toMatch(new RegExp(`^0 rows: held by operation ${winner.slice(0, 8)} until `));
+    expect(refused.lease).toBeNull();
+    const calls = await app.calls();
+    expect(calls.filter((call) => call.operationId === refused.operationId)).toEqual([]);
+    expect(calls.every((call) => call.operationId === winner)).toBe(true);
+    // The two requests overlap in time: the refusal came while the winner held the lease.
+    const won = lanes.find((lane) => lane.operationId === winner)!;
+    expect(ms(refused.answeredAt)).toBeLessThan(ms(won.answeredAt));
+    expect(ms(refused.requestedAt)).toBeLessThan(ms(won.answeredAt));
+
+    const events = await app.events("ada");
+    expect(events.find((event) => event.kind === "refused")?.message).toMatch(
+      new RegExp(`^Operation ${refused.operationId.slice(0, 8)} refused at .*: operation ${winner.slice(0, 8)} holds`),
+    );
+  });
+
+  it("shows `transaction` waiting for its pooled connection and its row lock", async () => {
+    await app.configure({ strategy: "transaction", provider: { latencyMs: 200 } });
+    const answers = await Promise.all([
+      session.ada.promote("ada", "github|8812"),
+      session.ada.promote("ada", "github|8812"),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    const lanes = await timeline();
+    expect(lanes.map((lane) => lane.strategy)).toEqual(["transaction", "transaction"]);
+    const lockWaits = lanes.map((lane) =>
+      lane.phases.find((phase) => phase.name === "waiting" && phase.detail!.includes("row lock"))!,
+    );
+    // The second waited for the row lock while the first made its provider calls.
+    const longest = Math.max(...lockWaits.map((phase) => ms(phase.endedAt) - ms(phase.startedAt)));
+    expect(longest).toBeGreaterThanOrEqual(2 * 200);
+    expect(lanes.every((lane) => lane.phases[0]!.detail === "for a pooled connection")).toBe(true);
+  });
+
+  it("answers bad input with a 4xx problem", async () => {
+    for (const [query, status] of [
+      ["sinceMs=abc", 400],
+      ["sinceMs=-5", 400],
+      ["sinceMs=0", 400],
+      ["sinceMs=99999999999", 400],
+      ["userId=nobody", 404],
+      ["userId=", 400],
+    ] as const) {
+      const answer = await app.get(`/api/lab/timeline?${query}`);
+      expect(answer.status, query).toBe(status);
+      expect(answer.headers.get("content-type")).toBe("application/problem+json");
+    }
+    const answer = await app.get("/api/lab/timeline");
+    expect(answer.status).toBe(200);
+    expect(Date.parse(answer.body.now)).not.toBeNaN();
+    expect(answer.body.operations).toEqual([]);
+  });
+});
