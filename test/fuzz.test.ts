@@ -101,8 +101,10 @@ const notJson = fc.string().filter((text) => {
 const jsonEndpoints = fc.constantFrom(
   { method: "POST", path: "/api/session" },
   { method: "POST", path: "/api/users/ada/primary" },
+  { method: "PATCH", path: "/api/users/ada" },
   { method: "PUT", path: "/api/lab" },
   { method: "POST", path: "/api/lab/burst" },
+  { method: "POST", path: "/api/lab/support/users/ada/primary" },
 );
 const malformedJson = fc
   .tuple(jsonEndpoints, notJson)
@@ -138,8 +140,10 @@ const validBodies = [
   { method: "POST", path: "/api/users/ada/primary", body: { identityId: "github|8812" } },
   { method: "PUT", path: "/api/lab", body: { strategy: "none" } },
   { method: "POST", path: "/api/lab/burst", body: { userId: "ada", count: 1 } },
+  { method: "PATCH", path: "/api/users/ada", body: { displayName: "Ada" } },
+  { method: "POST", path: "/api/lab/support/users/ada/primary", body: { identityId: "github|8812" } },
 ];
-const knownFields = new Set(["userId", "identityId", "count", ...Object.keys(defaultLabSettings)]);
+const knownFields = new Set(["userId", "identityId", "count", "displayName", ...Object.keys(defaultLabSettings)]);
 const unknownField = fc
   .tuple(
     fc.constantFrom(...validBodies),
@@ -213,6 +217,9 @@ const badQuery = fc
       { method: "GET", path: `/api/lab/events?userId=${encodeURIComponent(userId)}`, headers: {} },
       { method: "GET", path: `/api/lab/events?userId=${escape}`, headers: {} },
       { method: "GET", path: `/api/lab/events?userId=${escape}&userId=ada`, headers: {} },
+      { method: "GET", path: `/api/lab/timeline?userId=${encodeURIComponent(userId)}`, headers: {} },
+      { method: "GET", path: `/api/lab/timeline?sinceMs=${encodeURIComponent(`${userId}x`)}`, headers: {} },
+      { method: "POST", path: `/api/lab/experiments/${encodeURIComponent(userId)}/run`, headers: {} },
     ),
   );
 
