@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { seedAppData } from "../../db/seed";
-import { applyPoolSize } from "../core/db";
 import { resetProvider } from "../provider-sim/lab-client";
+import { applyAnnounced } from "./settings";
 import { defaultLabSettings } from "./settings-schema";
 import { publishLabSettings } from "./settings-store";
 import { announceReset } from "./stream";
@@ -10,8 +10,8 @@ import { announceReset } from "./stream";
 /** Everything back to the seed: users, identities, leases, settings, provider state and its call log. */
 export async function resetLab(db: Kysely<Database>): Promise<void> {
   await seedAppData(db);
-  await publishLabSettings(db, defaultLabSettings);
+  const announced = await publishLabSettings(db, defaultLabSettings);
   await resetProvider();
-  await applyPoolSize(defaultLabSettings.poolSize);
+  await applyAnnounced(announced);
   await announceReset(db);
 }

@@ -28,22 +28,41 @@ export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings>
 /** Every instance hears the settings in force on this channel (the whole document as JSON) when they change. */
 export const labSettingsChannel = "lab_settings";
 
-/** Tells every app instance the settings in force; sent at commit when `db` is a transaction. */
-export const publishLabSettings = (db: Kysely<Database>, settings: LabSettings): Promise<void> =>
-  notify(db, labSettingsChannel, JSON.stringify(settings));
+/**
+ * A settings change as announced: the settings and their revision, the database's clock in microseconds
+ * when the change was written (writers of the settings row are serialised by its lock, so revisions follow
+ * the commits' order). An instance applies an announcement only if it is newer than the last it applied.
+ */
+export interface Announcement {
+  settings: LabSettings;
+  revision: bigint;
+}
 
-export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
+/** Tells every app instance the settings in force; sent at commit when `db` is a transaction. */
+export async function publishLabSettings(db: Kysely<Database>, settings: LabSettings): Promise<Announcement> {
+  const { rows } = await sql<{ revision: string }>`
+    SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS revision`.execute(db);
+  const revision = rows[0]!.revision;
+  await notify(db, labSettingsChannel, JSON.stringify({ settings, revision }));
+  return { settings, revision: BigInt(revision) };
+}
+
+export function announcementFrom(payload: string): Announcement {
+  const { settings, revision } = JSON.parse(payload) as { settings: unknown; revision: string };
+  return { settings: settingsFrom(settings), revision: BigInt(revision) };
+}
+
+export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<Announcement> {
   const next = parseOrThrow(labSettingsSchema, deepMerge(await getLabSettings(db), patch), "body");
   // Written and announced in one transaction, so the announcements arrive in the order the writes committed.
-  await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     await trx
       .insertInto("lab_settings")
       .values({ settings: JSON.stringify(next) })
       .onConflict((conflict) => conflict.column("id").doUpdateSet({ settings: JSON.stringify(next) }))
       .execute();
-    await publishLabSettings(trx, next);
+    return publishLabSettings(trx, next);
   });
-  return next;
 }
 
 /**

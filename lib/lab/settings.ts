@@ -6,7 +6,13 @@ import { applyPoolSize } from "../core/db";
 import { subscribe } from "../core/notifications";
 import { LabDisabled } from "../core/problems";
 import type { LabSettings } from "./settings-schema";
-import { getLabSettings, labSettingsChannel, settingsFrom, updateLabSettings } from "./settings-store";
+import {
+  announcementFrom,
+  getLabSettings,
+  labSettingsChannel,
+  updateLabSettings,
+  type Announcement,
+} from "./settings-store";
 
 export function requireLab(): void {
   if (!config.labEnabled) throw new LabDisabled();
@@ -14,9 +20,22 @@ export function requireLab(): void {
 
 /** Stores a settings change and applies the pool size to this instance at once. */
 export async function changeLabSettings(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
-  const settings = await updateLabSettings(db, patch);
+  const announced = await updateLabSettings(db, patch);
+  await applyAnnounced(announced);
+  return announced.settings;
+}
+
+// The newest announcement this process applied (one per process, whichever bundle evaluates this module).
+const applied = globalThis as typeof globalThis & { __leaseLockLabSettingsRevision?: bigint };
+
+/**
+ * Applies announced settings to this instance (its pool size), unless a newer announcement was applied
+ * already: a change applied at once by the instance that made it is not undone by an older one arriving late.
+ */
+export async function applyAnnounced({ settings, revision }: Announcement): Promise<void> {
+  if (revision <= (applied.__leaseLockLabSettingsRevision ?? -1n)) return;
+  applied.__leaseLockLabSettingsRevision = revision;
   await applyPoolSize(settings.poolSize);
-  return settings;
 }
 
 /**
@@ -27,7 +46,7 @@ export function followLabSettings(db: Kysely<Database>): void {
   const applyLogged = (applying: Promise<void>) =>
     applying.catch((error: unknown) => console.error("[lab] could not apply the lab settings:", error));
   subscribe(labSettingsChannel, {
-    onMessage: (payload) => void applyLogged(applyPoolSize(settingsFrom(JSON.parse(payload)).poolSize)),
+    onMessage: (payload) => void applyLogged(applyAnnounced(announcementFrom(payload))),
     onConnect: () => void applyLogged(getLabSettings(db).then((settings) => applyPoolSize(settings.poolSize))),
   });
 }

@@ -12,7 +12,7 @@ import { poolStats } from "../core/db";
 import { notify, subscribe } from "../core/notifications";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
-import { getLabSettings, labSettingsChannel, settingsFrom } from "./settings-store";
+import { announcementFrom, getLabSettings, labSettingsChannel } from "./settings-store";
 import { instanceId, readLane, readTimeline, type Lane } from "./timeline";
 
 export interface StreamMessage {
@@ -109,7 +109,7 @@ function startHub(): void {
       connectedBefore = true;
     },
   });
-  subscribe(labSettingsChannel, { onMessage: (payload) => publish("settings", settingsFrom(JSON.parse(payload))) });
+  subscribe(labSettingsChannel, { onMessage: (payload) => publish("settings", announcementFrom(payload).settings) });
   setInterval(samplePool, poolSampleEveryMs).unref();
 }
 
