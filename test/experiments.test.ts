@@ -139,6 +139,25 @@ describe("the experiments", () => {
     expect((await app.audit()).consistent).toBe(true);
   });
 
+  it("f3-release-fails: textbook answers an error for a switch that happened; ours answers 200 and retries", async () => {
+    const result = await run("f3-release-fails");
+    expect(result.observed.textbook.first.status).toBe(500);
+    // The run ends with ours: the lease row was cleared by a retried release (no token left, not an expiry),
+    // after the two failures its events record.
+    const ours = result.operationIds[2]!;
+    const row = await query<{ token: string | null; until: Date | null; primary: string }>(
+      `SELECT identity_action_lock_token AS token, identity_action_locked_until AS until,
+              primary_identity_id AS primary FROM users WHERE id = $1`,
+      ["ada"],
+    );
+    expect(row).toEqual({ token: null, until: null, primary: "github|8812" });
+    const failed = await query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM operation_events WHERE operation_id = $1 AND kind = 'release-failed'",
+      [ours],
+    );
+    expect(failed?.count).toBe(2);
+  });
+
   it("q1-transaction-holds-connections: the pool fills under transaction, not under lease; a rollback keeps the unlink", async () => {
     const result = await run("q1-transaction-holds-connections");
     const [operationId] = result.operationIds.slice(-1);
