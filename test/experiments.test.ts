@@ -158,6 +158,17 @@ describe("the experiments", () => {
     expect(failed?.count).toBe(2);
   });
 
+  it("q3-ttl-too-long: a crash locks the user out for the whole TTL; the sweep recommends a shorter one", async () => {
+    const result = await run("q3-ttl-too-long");
+    expect(result.observed.sweep.map((point: { ttlMs: number }) => point.ttlMs)).toEqual([
+      200, 300, 500, 800, 1_200, 1_600,
+    ]);
+    expect(result.observed.recommendedTtlMs).toBeLessThan(result.observed.longTtlMs);
+    const [crashed, , next] = result.operationIds.slice(-3);
+    expect(await journalOf(crashed!)).toEqual({ step: "resolved", resolved_by: next });
+    expect(result.observed.crash.lockedOutMs).toBeGreaterThan(4_500);
+  });
+
   it("q1-transaction-holds-connections: the pool fills under transaction, not under lease; a rollback keeps the unlink", async () => {
     const result = await run("q1-transaction-holds-connections");
     const [operationId] = result.operationIds.slice(-1);

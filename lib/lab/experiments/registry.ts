@@ -7,6 +7,7 @@ import { raceToAcquireTwo } from "./f4-race-to-acquire";
 import { inProcessMutex } from "./in-process-mutex";
 import { transactionHoldsConnections } from "./q1-transaction-holds-connections";
 import { simultaneousAcquire } from "./q2-simultaneous-acquire";
+import { ttlTooLong } from "./q3-ttl-too-long";
 import { ttlTooShort } from "./q3-ttl-too-short";
 import { lockColumnMapped } from "./q4-lock-column-mapped";
 import type { Experiment, ExperimentCard } from "./types";
@@ -15,6 +16,7 @@ export const experiments: Experiment[] = [
   transactionHoldsConnections,
   simultaneousAcquire,
   ttlTooShort,
+  ttlTooLong,
   lockColumnMapped,
   crashAfterAcquire,
   leaseStolen,
