@@ -169,6 +169,17 @@ describe("the experiments", () => {
     expect(result.observed.crash.lockedOutMs).toBeGreaterThan(4_500);
   });
 
+  it("q5-advisory-or-lease: a dropped connection fails advisory, silently unlocks session-advisory, spares the lease", async () => {
+    const result = await run("q5-advisory-or-lease");
+    expect(result.observed.sessionAdvisory.secondCalledProviderWhileFirstDid).toBe(true);
+    // The run ends with the lease: its first switch applied both writes, the refused second none.
+    const [first, second] = result.operationIds.slice(-2);
+    const calls = await app.calls();
+    expect(appliedBy(calls, first!)).toBeGreaterThanOrEqual(2);
+    expect(calls.filter((call: { operationId: string }) => call.operationId === second)).toEqual([]);
+    expect((await app.audit()).consistent).toBe(true);
+  });
+
   it("q1-transaction-holds-connections: the pool fills under transaction, not under lease; a rollback keeps the unlink", async () => {
     const result = await run("q1-transaction-holds-connections");
     const [operationId] = result.operationIds.slice(-1);

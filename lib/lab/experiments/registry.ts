@@ -10,6 +10,7 @@ import { simultaneousAcquire } from "./q2-simultaneous-acquire";
 import { ttlTooLong } from "./q3-ttl-too-long";
 import { ttlTooShort } from "./q3-ttl-too-short";
 import { lockColumnMapped } from "./q4-lock-column-mapped";
+import { advisoryOrLease } from "./q5-advisory-or-lease";
 import type { Experiment, ExperimentCard } from "./types";
 
 export const experiments: Experiment[] = [
@@ -18,6 +19,7 @@ export const experiments: Experiment[] = [
   ttlTooShort,
   ttlTooLong,
   lockColumnMapped,
+  advisoryOrLease,
   crashAfterAcquire,
   leaseStolen,
   releaseFailsAfterCalls,
