@@ -30,6 +30,9 @@ export const databaseTimeouts = {
 class TimedClient extends pg.Client {
   constructor(config?: pg.ClientConfig) {
     super({ ...config, connectionTimeoutMillis: databaseTimeouts.connectMs });
+    // A checked-out client (pg-pool listens only on idle ones) losing its server mid-transaction must not
+    // crash the process: its queries fail with the error, and the pool drops it when it is released.
+    this.on("error", () => undefined);
   }
 }
 

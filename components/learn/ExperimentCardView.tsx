@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, ApiError } from "../api";
 import { RunTimeline } from "./RunTimeline";
+import { isSweep, TtlSweepChart } from "./TtlSweepChart";
 import type { ExperimentCard, ExperimentRun } from "./types";
 
 /** One experiment: its question, Run, and after a run its timeline, measured facts and explanation. */
@@ -30,6 +31,14 @@ export function ExperimentCardView({ card }: { card: ExperimentCard }) {
             Verdict: {result.verdict === "as-expected" ? "as expected" : "unexpected"}
           </p>
           <RunTimeline run={result} />
+          {isSweep(result.observed.sweep) && (
+            <TtlSweepChart
+              sweep={result.observed.sweep}
+              recommendedTtlMs={
+                typeof result.observed.recommendedTtlMs === "number" ? result.observed.recommendedTtlMs : null
+              }
+            />
+          )}
           <h3>What happened, and why</h3>
           <p className="explanation">{result.explanation}</p>
           <details>

@@ -2,21 +2,27 @@
 import { advisoryNotEnforced } from "./advisory-not-enforced";
 import { crashAfterAcquire } from "./f1-crash-after-acquire";
 import { leaseStolen } from "./f2-lease-stolen";
+import { releaseFailsAfterCalls } from "./f3-release-fails";
 import { raceToAcquireTwo } from "./f4-race-to-acquire";
 import { inProcessMutex } from "./in-process-mutex";
 import { transactionHoldsConnections } from "./q1-transaction-holds-connections";
 import { simultaneousAcquire } from "./q2-simultaneous-acquire";
-import { lockColumnMapped } from "./q4-lock-column-mapped";
+import { ttlTooLong } from "./q3-ttl-too-long";
 import { ttlTooShort } from "./q3-ttl-too-short";
+import { lockColumnMapped } from "./q4-lock-column-mapped";
+import { advisoryOrLease } from "./q5-advisory-or-lease";
 import type { Experiment, ExperimentCard } from "./types";
 
 export const experiments: Experiment[] = [
   transactionHoldsConnections,
   simultaneousAcquire,
   ttlTooShort,
+  ttlTooLong,
   lockColumnMapped,
+  advisoryOrLease,
   crashAfterAcquire,
   leaseStolen,
+  releaseFailsAfterCalls,
   raceToAcquireTwo,
   advisoryNotEnforced,
   inProcessMutex,

@@ -1,0 +1,98 @@
+import { OperationInProgress } from "../../core/problems";
+import { Deadline, textbookTimeoutMs, type LeaseHooks } from "../../lease";
+import { unjournaled, type Guard } from "../../switch/guard";
+import { identityActionLease } from "../../switch/identity-action-lease";
+import { findUser, saveUser, type User } from "../../switch/users";
+import { labFaultHooks } from "../faults";
+import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
+import type { Experiment } from "./types";
+
+const ttlMs = 2_000;
+
+/**
+ * The textbook lease: acquire, work, release in `finally`, with nothing between the release and the
+ * caller, so a release that throws replaces the work's result with its error. Its release fails as the
+ * lab's `releaseFailures` fault says, as ours does.
+ */
+const textbookLease = (hooks: LeaseHooks): Guard => ({
+  async run({ db, userId }, body) {
+    const acquisition = await identityActionLease.acquire(db, userId, { ttlMs });
+    if (!acquisition.acquired)
+      throw new OperationInProgress(acquisition.reason === "held" ? acquisition.heldUntil : null, 0);
+    const deadline = new Deadline(textbookTimeoutMs);
+    const savePrimary = async (user: User, primaryIdentityId: string) =>
+      void (await saveUser(db, { ...user, primaryIdentityId }));
+    try {
+      return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary, ...unjournaled });
+    } finally {
+      deadline.dispose();
+      hooks.beforeRelease?.(1);
+      await acquisition.lease.release();
+    }
+  },
+});
+
+/** A switch whose release fails, a second switch right after it, and when the lease became free again. */
+async function releaseFails(lab: Lab, label: string, releaseFailures: number, guard?: (hooks: LeaseHooks) => Guard) {
+  const settings = await lab.fresh({ leaseTtlMs: ttlMs, provider: slowSwitchCalls(150), faults: { releaseFailures } });
+  const first = await lab.switchTo(ada.github, label, guard?.(labFaultHooks(lab.db, settings)));
+  const meanwhile = await lab.switchTo(ada.email, "second switch, right after the first answered");
+  await lab.leaseFreeAfter(ttlMs * 2);
+  const leaseFreeAfterAnswerMs = lab.sinceStart() - first.endedMs;
+  const [lease, user, calls] = await Promise.all([lab.lease(), findUser(lab.db, ada.userId), lab.calls()]);
+  const events = await lab.db
+    .selectFrom("operation_events")
+    .select("kind")
+    .where("operation_id", "=", first.operationId)
+    .where("kind", "=", "release-failed")
+    .execute();
+  const audit = await lab.audit();
+  return {
+    releaseFailures,
+    first: fact(first),
+    providerWritesApplied: appliedWrites(calls, first.operationId),
+    primaryInUserRow: user?.primaryIdentityId ?? null,
+    secondMeanwhile: fact(meanwhile),
+    leaseFreeAfterAnswerMs,
+    // A released lease has no token left; one that expired still shows its holder's.
+    freedBy: lease.token === null ? "release" : "ttl",
+    releaseFailedEvents: events.length,
+    auditConsistent: audit.consistent,
+  };
+}
+
+export const releaseFailsAfterCalls: Experiment = {
+  id: "f3-release-fails",
+  title: "The release fails after the work succeeded",
+  question: "What does the client get when the switch worked but releasing the lease failed?",
+  failureMode: "Release fails: the work is done, the lease is not given back",
+  expected:
+    "Textbook (release in finally, its error to the caller): the client gets an error for a switch that happened (the provider and the user row changed). Ours answers 200 and retries the release in the background. Either way a second switch meanwhile gets 409, until the release succeeds (ours, well before the TTL) or the TTL passes (textbook).",
+  tryNext:
+    "Set the fault `releaseFailures` to 2 on the main page, click Make primary (200), click again at once (409), and watch the events: two failed releases, then the lease is free; set it to 4 and the TTL frees it.",
+  async run(lab) {
+    const textbook = await releaseFails(lab, "textbook switch (its release fails)", 1, textbookLease);
+    const ours = await releaseFails(lab, "our switch (its first two releases fail)", 2);
+    const asExpected =
+      textbook.first.status === 500 &&
+      textbook.providerWritesApplied === 2 &&
+      textbook.primaryInUserRow === ada.github &&
+      textbook.secondMeanwhile.status === 409 &&
+      textbook.freedBy === "ttl" &&
+      ours.first.status === 200 &&
+      ours.providerWritesApplied === 2 &&
+      ours.secondMeanwhile.status === 409 &&
+      ours.freedBy === "release" &&
+      ours.releaseFailedEvents === 2 &&
+      ours.leaseFreeAfterAnswerMs < textbook.leaseFreeAfterAnswerMs &&
+      ours.auditConsistent &&
+      textbook.auditConsistent;
+    return {
+      observed: { ttlMs, textbook, ours },
+      asExpected,
+      explanation: asExpected
+        ? `Textbook: the switch made both provider calls (${textbook.providerWritesApplied} applied) and saved the new primary (${textbook.primaryInUserRow}), then its release in finally threw, and that error replaced the result: the client got ${textbook.first.status} for a switch that happened, and may well retry it. The lease stayed: a second switch got ${textbook.secondMeanwhile.status}, and only the TTL freed it, ${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the same switch answered ${ours.first.status}; the failed release was logged and retried in the background with backoff (${ours.releaseFailedEvents} failed attempts recorded as events), a second switch meanwhile got ${ours.secondMeanwhile.status}, and attempt ${ours.releaseFailedEvents + 1} freed the lease ${ours.leaseFreeAfterAnswerMs} ms after the answer, before its ${ttlMs} ms TTL. A release is housekeeping: its failure must not turn finished work into an error, and the TTL is the backstop if every retry fails.`
+        : `Measured: textbook ${textbook.first.status}, writes ${textbook.providerWritesApplied}, primary ${textbook.primaryInUserRow}, second ${textbook.secondMeanwhile.status}, freed by ${textbook.freedBy} after ${textbook.leaseFreeAfterAnswerMs} ms; ours ${ours.first.status}, second ${ours.secondMeanwhile.status}, freed by ${ours.freedBy} after ${ours.leaseFreeAfterAnswerMs} ms, ${ours.releaseFailedEvents} failed-release events.`,
+    };
+  },
+};

@@ -1,0 +1,141 @@
+import { setTimeout as pause } from "node:timers/promises";
+import pg from "pg";
+import { config } from "../../core/config";
+import { poolStats } from "../../core/db";
+import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
+import type { Experiment } from "./types";
+
+const callMs = 400;
+type Compared = "advisory" | "session-advisory" | "lease";
+
+/** The connections of this database that hold a switch up, as the server lists them. */
+async function connectionsSeen(probe: pg.Client) {
+  const { rows } = await probe.query<{ idleInTransaction: number; pinnedSessions: number; advisoryLocks: number }>(
+    `SELECT count(*) FILTER (WHERE a.state = 'idle in transaction')::int AS "idleInTransaction",
+            count(*) FILTER (WHERE a.application_name LIKE 'lab:session-advisory:%')::int AS "pinnedSessions",
+            (SELECT count(*)::int FROM pg_locks l JOIN pg_stat_activity h ON h.pid = l.pid
+              WHERE l.locktype = 'advisory' AND l.granted AND h.datname = current_database()
+                AND h.application_name <> 'lab:experiment-run') AS "advisoryLocks"
+       FROM pg_stat_activity a WHERE a.datname = current_database()`,
+  );
+  return rows[0]!;
+}
+
+/**
+ * Drops the backends a switch depends on: the one holding its advisory lock (the experiment's own run
+ * lock aside) or, when none does (the lease), every connection of the app's pool (unnamed, not the
+ * settings listener), the one the lease was acquired on among them.
+ */
+async function dropHolder(probe: pg.Client): Promise<{ droppedPoolConnections: boolean; terminated: number }> {
+  const holders = await probe.query<{ pid: number }>(
+    `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()
+        AND a.application_name <> 'lab:experiment-run'`,
+  );
+  const pool = await probe.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ''
+        AND query NOT LIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+  );
+  const targets = holders.rows.length > 0 ? holders.rows : pool.rows;
+  const terminated = await probe.query("SELECT pid FROM unnest($1::int[]) AS pid WHERE pg_terminate_backend(pid)", [
+    targets.map((row) => row.pid),
+  ]);
+  return {
+    droppedPoolConnections: holders.rows.length === 0,
+    terminated: terminated.rows.length,
+  };
+}
+
+/** Resolves once this instance's pool holds no connection (at most 2 s). */
+async function poolEmptied(): Promise<void> {
+  const until = performance.now() + 2_000;
+  while (poolStats().total > 0 && performance.now() < until) await pause(10);
+}
+
+/** A switch under `strategy` whose connection is dropped during its first provider call, and a second switch after. */
+async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) {
+  await lab.fresh({ strategy, provider: slowSwitchCalls(callMs) });
+  const start = lab.sinceStart();
+  const running = lab.switchTo(ada.github, `${strategy}: first switch (its connection is dropped)`);
+  await lab.at(start + callMs / 2); // inside the unlink call
+  const held = { poolInUse: poolStats().inUse, ...(await connectionsSeen(probe)) };
+  const drop = await dropHolder(probe);
+  // Dropped idle connections leave the pool a moment later (their error arrives asynchronously): the
+  // second switch waits for that, so what it meets is the strategy, not a dead pooled connection.
+  if (drop.droppedPoolConnections) await poolEmptied();
+  const second = await lab.switchTo(ada.email, `${strategy}: second switch, after the drop`);
+  const first = await running;
+  const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  const callsOf = (operationId: string) => calls.filter((call) => call.operationId === operationId);
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const secondCallsStarted = callsOf(second.operationId).map((call) => Date.parse(call.at) - call.durationMs);
+  const firstCallsEnded = callsOf(first.operationId).map((call) => Date.parse(call.at));
+  return {
+    strategy,
+    connectionsHeldDuringCalls: held,
+    ...drop,
+    first: fact(first),
+    second: fact(second),
+    secondCalledProviderWhileFirstDid:
+      secondCallsStarted.length > 0 && Math.min(...secondCallsStarted) < Math.max(...firstCallsEnded),
+    providerWritesApplied: {
+      first: appliedWrites(calls, first.operationId),
+      second: appliedWrites(calls, second.operationId),
+    },
+    auditConsistent: audit.consistent,
+    violations: audit.violations,
+  };
+}
+
+export const advisoryOrLease: Experiment = {
+  id: "q5-advisory-or-lease",
+  title: "Advisory lock or lease?",
+  question: "Why not a PostgreSQL advisory lock, and when is a lock service the answer instead?",
+  failureMode: null,
+  expected:
+    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; the lease is unaffected and refuses the second switch.",
+  tryNext:
+    "Under `session-advisory`, click Make primary and, while it runs, SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:session-advisory:%'; click again at once.",
+  async run(lab) {
+    const probe = new pg.Client({ connectionString: config.databaseUrl, application_name: "lab:probe" });
+    await probe.connect();
+    try {
+      const advisory = await dropDuringSwitch(lab, probe, "advisory");
+      const session = await dropDuringSwitch(lab, probe, "session-advisory");
+      const lease = await dropDuringSwitch(lab, probe, "lease");
+      const comparison = [advisory, session, lease].map((each) => ({
+        strategy: each.strategy,
+        connectionsHeldDuringCalls:
+          each.connectionsHeldDuringCalls.poolInUse + each.connectionsHeldDuringCalls.pinnedSessions,
+        afterTheDrop: each.first.status === 200 ? "the switch finished" : `the switch failed (${each.first.status})`,
+        secondSwitchCalledProviderMeanwhile: each.secondCalledProviderWhileFirstDid,
+        auditConsistent: each.auditConsistent,
+      }));
+      const asExpected =
+        advisory.connectionsHeldDuringCalls.idleInTransaction >= 1 &&
+        advisory.connectionsHeldDuringCalls.poolInUse >= 1 &&
+        advisory.terminated === 1 &&
+        advisory.first.status >= 500 &&
+        session.connectionsHeldDuringCalls.pinnedSessions === 1 &&
+        session.connectionsHeldDuringCalls.poolInUse === 0 &&
+        session.terminated === 1 &&
+        session.first.status === 200 &&
+        session.secondCalledProviderWhileFirstDid &&
+        lease.connectionsHeldDuringCalls.poolInUse === 0 &&
+        lease.connectionsHeldDuringCalls.idleInTransaction === 0 &&
+        lease.connectionsHeldDuringCalls.advisoryLocks === 0 &&
+        lease.first.status === 200 &&
+        lease.second.status === 409 &&
+        lease.auditConsistent;
+      return {
+        observed: { providerCallMs: callMs, advisory, sessionAdvisory: session, lease, comparison },
+        asExpected,
+        explanation: asExpected
+          ? `Each first switch had its connection dropped (pg_terminate_backend) ${callMs / 2} ms into its first ${callMs} ms provider call. advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection idle in transaction for the whole call; the drop ended its transaction and released its lock: its provider calls went on (${advisory.providerWritesApplied.first} applied) but its save failed (${advisory.first.status}), and the second switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}; the audit is ${advisory.auditConsistent ? "consistent" : `inconsistent (${advisory.violations.join("; ")})`}. session-advisory (pg_advisory_lock) held no pooled connection but a pinned one of its own; the drop released its lock and nothing told the switch: it answered ${session.first.status}, while the second switch, started at ${session.second.startedMs} ms, took the lock and called the provider before the first had finished (first ended at ${session.first.endedMs} ms; second answered ${session.second.status}); the audit is ${session.auditConsistent ? "consistent" : `inconsistent (${session.violations.join("; ")})`}. The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}); dropping the pool's ${lease.terminated} connections changed nothing: the first switch answered ${lease.first.status}, the second got ${lease.second.status}, consistent. When to use which: a transaction-scoped advisory lock for short work inside one database transaction (no slow third party in it); a session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job; a lease stored as data for work that calls slow third parties or spans requests and processes, where you need a TTL, an owner, fencing tokens and a visible holder. When there is no single database of record (several databases or services each owning part of the state), the lock cannot live in one of them: use a lock service with leases and fencing (etcd or ZooKeeper; Redis/Redlock only with fencing tokens and its timing caveats).`
+          : `Measured: ${JSON.stringify(comparison)}; held ${JSON.stringify([advisory, session, lease].map((each) => each.connectionsHeldDuringCalls))}, terminated ${advisory.terminated}/${session.terminated}/${lease.terminated}, second ${advisory.second.status}/${session.second.status}/${lease.second.status}.`,
+      };
+    } finally {
+      await probe.end();
+    }
+  },
+};
