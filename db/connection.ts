@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { preparingPool } from "../lib/lease/prepared";
+import { preparingPool } from "./prepared-statements";
 import type { Database } from "./schema";
 
 /**
@@ -54,7 +54,7 @@ export function createDb<DB = Database>(connectionString: string, poolSize = 10)
 
 /**
  * A typed query builder over an existing pool (one pool can serve two schemas' types). The lease's
- * statements go through it as named prepared statements (lib/lease/prepared.ts): parsed and planned once
+ * statements go through it as named prepared statements (db/prepared-statements.ts): parsed and planned once
  * per connection instead of at every acquisition.
  */
 export const kyselyOn = <DB>(pool: pg.Pool): Kysely<DB> =>

@@ -8,7 +8,6 @@ export {
   type LeaseLock,
   type LeaseState,
 } from "./lease-lock";
-export { preparedMarker, preparingPool } from "./prepared";
 export {
   LeaseLostError,
   LeaseUnavailable,

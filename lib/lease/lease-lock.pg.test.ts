@@ -1,10 +1,19 @@
 import { sql } from "kysely";
 import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
-import { identityActionLease } from "../switch/identity-action-lease";
-import type { Acquisition, LeaseHandle } from "./lease-lock";
+import type { Database } from "../../db/schema";
+import { leaseLock, type Acquisition, type LeaseHandle } from "./lease-lock";
 
 const CONTENDERS = 50;
+// The same columns the app's lease uses, declared here: the library is tested on its own.
+const identityActionLease = leaseLock<Database, "users">({
+  table: "users",
+  id: "id",
+  lockedAt: "identity_action_locked_at",
+  lockedUntil: "identity_action_locked_until",
+  token: "identity_action_lock_token",
+  fence: "identity_action_fence",
+});
 const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5);
 
 afterAll(() => db.destroy());

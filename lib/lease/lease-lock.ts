@@ -5,7 +5,7 @@
  * moment is the database's (`now()`, `clock_timestamp()`); Node only ever receives durations.
  */
 import { sql, type Kysely, type RawBuilder, type Selectable } from "kysely";
-import { preparedMarker } from "./prepared";
+import { preparedMarker } from "../../db/prepared-statements";
 
 /** The columns of `Row` whose selected type is assignable to `Value`: the lock's columns are checked. */
 type ColumnsOfType<Row, Value> = {
