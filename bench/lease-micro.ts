@@ -83,7 +83,7 @@ const cycles: Record<MicroVariant, (connections: Connections) => Promise<void>> 
     if (!taken.rows[0]?.acquired) throw new Error("raw acquire did not win a free row");
     await pool.query(rawReleaseSql, [rowId, taken.rows[0].token]);
   },
-  // The same, as named prepared statements: what the library sends (lib/lease/prepared.ts).
+  // The same, as named prepared statements: what the library sends (db/prepared-statements.ts).
   "raw-sql-prepared": async ({ pool }) => {
     const taken = await rawAcquire(pool, "bench_acquire");
     if (!taken.rows[0]?.acquired) throw new Error("raw acquire did not win a free row");
