@@ -35,18 +35,19 @@ export function versionsOf(packages: string[]): Record<string, string> {
  */
 export const roundTripInventory: Record<Strategy, { roundTrips: number; durableCommits: number; why: string[] }> = {
   lease: {
-    roundTrips: 14,
-    durableCommits: 11,
+    roundTrips: 11,
+    durableCommits: 7,
     why: [
       "read the lab settings (1, read)",
       "check the identity is the user's (1, read)",
       "acquire: lease + journaled intent in one statement (1, commit)",
       "read leftover journal entries to recover (1, read)",
       "read the user inside the lease (1, read)",
-      "journal step acquired/unlinked/linked (3, commits): recovery needs to know how far a crash got",
-      "owner-checked renewal before unlink, link and save (3, commits): the lease must still be mine",
+      "journal step acquired/unlinked/linked (3, commits): recovery needs to know how far a crash got; each " +
+        "write is owner-checked and answers whether the lease is unexpired, so it is also the check before " +
+        "the next irreversible step",
       "save the new primary (1, commit)",
-      "journal step saved, then done (2, commits)",
+      "journal step done (1, commit): a crash before it is recovered from linked",
       "release (1, commit)",
     ],
   },
