@@ -33,7 +33,8 @@ import {
 } from "./http-load";
 import { contentionBench, leaseMicrobench } from "./lease-micro";
 import { checkTargets, predictedWaveTurns, report, roundTripInventory, versionsOf, writeCharts } from "./report";
-import { round, seededRandom, shuffled } from "./stats";
+import { seededRandom } from "../lib/provider-sim/chaos";
+import { round, shuffled } from "./stats";
 
 const quick = process.argv.includes("--quick");
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);

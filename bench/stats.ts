@@ -54,18 +54,6 @@ export function shuffled<T>(items: readonly T[], random: () => number): T[] {
   return copy;
 }
 
-/** mulberry32: a small seeded generator for the run order. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The distribution's shape for a chart: its value at every 2nd percentile, 0 (min) to 100 (max). */
 export function quantiles(samples: readonly number[]): number[] {
   const sorted = [...samples].sort((a, b) => a - b);

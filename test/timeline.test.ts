@@ -1,28 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { Lane } from "../lib/lab/timeline";
 import { freshLabEachTest } from "./fresh-lab";
 
 const { app, session } = freshLabEachTest();
-
-interface Phase {
-  name: string;
-  startedAt: string;
-  endedAt: string | null;
-  outcome: string | null;
-  detail: string | null;
-}
-
-interface Lane {
-  operationId: string;
-  userId: string;
-  strategy: string;
-  toIdentityId: string | null;
-  requestedAt: string;
-  answeredAt: string | null;
-  status: number | null;
-  problemType: string | null;
-  phases: Phase[];
-  lease: { acquiredAt: string; expiresAt: string; fence: string } | null;
-}
 
 const timeline = async (query = "userId=ada") =>
   (await app.get(`/api/lab/timeline?${query}`)).body.operations as Lane[];
