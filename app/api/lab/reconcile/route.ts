@@ -1,0 +1,13 @@
+import { appDb } from "@/lib/core/db";
+import { reconcileOnce } from "@/lib/lab/reconciler";
+import { requireLab } from "@/lib/lab/settings";
+import { appIdentityProvider } from "@/lib/web/app-provider";
+import { respond } from "@/lib/web/http";
+
+/** One reconciliation round now, on this instance, by the background reconciler's rules. */
+export async function POST(): Promise<Response> {
+  return respond(async () => {
+    requireLab();
+    return Response.json({ settledUserIds: await reconcileOnce(appDb(), appIdentityProvider) });
+  });
+}
