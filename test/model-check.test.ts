@@ -26,7 +26,7 @@ const property = (strategy: string) =>
 
 describe("model check: concurrent switches on two instances with a misbehaving provider", () => {
   it("under `lease`, every schedule settles: allowed answers only, no lease stuck, a consistent audit", async () => {
-    await fc.assert(property("lease"), { numRuns: Number(process.env.MODEL_RUNS ?? 25), endOnFailure: true });
+    await fc.assert(property("lease"), { numRuns: Number(process.env.MODEL_RUNS ?? 60), endOnFailure: true });
   }, 600_000);
 
   it("under `none`, the same check finds a violation (so it can fail)", async () => {

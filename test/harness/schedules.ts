@@ -57,7 +57,7 @@ export function scheduleArbitrary(instances: number, maxClicks = 10): fc.Arbitra
     }));
   return fc.record({
     settings: fc.record({
-      leaseTtlMs: fc.constantFrom(600, 1_000, 2_000),
+      leaseTtlMs: fc.constantFrom(600, 1_000, 1_500),
       provider: fc.record({
         latencyMs: fc.nat(80),
         jitterMs: fc.nat(40),
@@ -68,7 +68,7 @@ export function scheduleArbitrary(instances: number, maxClicks = 10): fc.Arbitra
       faults: fc.record({
         releaseFailures: fc.constantFrom(0, 0, 0, 1, 10),
         stall: fc.option(
-          fc.record({ at: fc.constantFrom("acquired", "unlinked", "linked"), ms: fc.constantFrom(300, 1_500, 3_000) }),
+          fc.record({ at: fc.constantFrom("acquired", "unlinked", "linked"), ms: fc.constantFrom(300, 1_200, 2_000) }),
           {
             freq: 4,
           },
@@ -76,7 +76,7 @@ export function scheduleArbitrary(instances: number, maxClicks = 10): fc.Arbitra
       }),
     }),
     clicks: fc.array(click, { minLength: 2, maxLength: maxClicks, size: maxClicks > 10 ? "large" : "small" }),
-    ttlChange: fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 5_000) }), { freq: 3 }),
+    ttlChange: fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 3_000) }), { freq: 3 }),
   });
 }
 
