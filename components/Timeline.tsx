@@ -219,7 +219,9 @@ function LaneRow({
   onFocusPhase: (phase: Phase) => void;
 }) {
   const end = lane.answeredAt ? ms(lane.answeredAt) : now;
-  const label = `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ${answerWords(lane)}`;
+  const label =
+    `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ` +
+    `${answerWords(lane)} · instance ${lane.instance}`;
   const expiredWhileRunning = lane.lease !== null && ms(lane.lease.expiresAt) < end && lane.status !== 409;
   return (
     <g data-operation-id={lane.operationId} className={selected ? "tl-lane selected" : "tl-lane"} onClick={onSelect}>

@@ -47,8 +47,9 @@ export interface Lane {
   lease: { acquiredAt: string; expiresAt: string; fence: string } | null;
 }
 
-/** This app process, as lanes and pool messages name it. */
-export const instanceId = process.env.APP_INSTANCE ?? `${hostname()}:${process.env.PORT ?? process.pid}`;
+/** This app process, as lanes and pool messages name it (`--instances N` numbers them: LAB_INSTANCE). */
+export const instanceId =
+  process.env.APP_INSTANCE ?? process.env.LAB_INSTANCE ?? `${hostname()}:${process.env.PORT ?? process.pid}`;
 
 /** Ends a phase: its outcome (a status, a word) and, if it has more to say, a new detail. */
 export type EndPhase = (outcome: string | null, detail?: string | null) => void;
