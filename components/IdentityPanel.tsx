@@ -6,6 +6,7 @@ import { BurstControl } from "./BurstControl";
 import { IdentityRow } from "./IdentityRow";
 import { InstancePicker } from "./InstancePicker";
 import { LeaseBanner } from "./LeaseBanner";
+import { RenameForm } from "./RenameForm";
 import { StaleNotice } from "./StaleNotice";
 import { labSettingsQuery, leaseQuery, timelineQuery, userQuery } from "./queries";
 import { useNow } from "./useNow";
@@ -53,6 +54,8 @@ export function IdentityPanel({ userId }: { userId: string }) {
           />
         ))}
       </ul>
+      {/* A new name from elsewhere (another tab, a reset) starts the field over. */}
+      <RenameForm key={user.data.displayName} user={user.data} />
       <BurstControl user={user.data} />
     </>
   );
