@@ -14,7 +14,9 @@ const outputDir = path.resolve(import.meta.dirname, "../docs/screenshots");
 const port = Number(process.env.SCREENSHOTS_APP_PORT ?? 3219);
 const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
 
-const app = await startApp({ databaseUrl: await prepareDatabase(databaseFor("screenshots"), { fresh: true }), port });
+const databaseUrl = await prepareDatabase(databaseFor("screenshots"), { fresh: true });
+// Named as `npm start` names a single instance, so the lanes read "instance 1".
+const app = await startApp({ databaseUrl, port, env: { LAB_INSTANCE: "1" } });
 const browser = await chromium.launch(systemChromium ? { executablePath: systemChromium } : {});
 try {
   mkdirSync(outputDir, { recursive: true });

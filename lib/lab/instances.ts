@@ -57,6 +57,7 @@ export async function relaySwitch(
   const url = peerUrls()[peer - 1];
   if (!url) throw new PeerNotFound(peer);
   let answer: Response;
+  let answerBody: ArrayBuffer;
   try {
     answer = await fetch(`${url}/api/users/${userId}/primary`, {
       method: "POST",
@@ -67,6 +68,8 @@ export async function relaySwitch(
       },
       body: JSON.stringify(body),
     });
+    // Read here: a peer that dies while answering did not answer either.
+    answerBody = await answer.arrayBuffer();
   } catch (error) {
     throw new PeerUnreachable(url, error instanceof Error ? ((error.cause as Error)?.message ?? error.message) : "");
   }
@@ -75,5 +78,5 @@ export async function relaySwitch(
     const value = answer.headers.get(name);
     if (value !== null) passed.set(name, value);
   }
-  return new Response(await answer.arrayBuffer(), { status: answer.status, headers: passed });
+  return new Response(answerBody, { status: answer.status, headers: passed });
 }
