@@ -57,10 +57,20 @@ describe("the experiments", () => {
   });
 
   it("a second run while one runs is a 409", async () => {
+    const startedAt = Date.now();
     const first = app.post("/api/lab/experiments/f1-crash-after-acquire/run");
+    // Its first switch on the timeline: the first run holds the one-run lock (a second run sent at once could
+    // take the lock before it, run to the end and leave the first one refused).
     await expect
-      .poll(async () => (await app.post("/api/lab/experiments/f2-lease-stolen/run")).status, { timeout: 5_000 })
-      .toBe(409);
+      .poll(
+        async () =>
+          (await app.get("/api/lab/timeline?sinceMs=60000")).body.operations.some(
+            (lane: { requestedAt: string }) => Date.parse(lane.requestedAt) >= startedAt,
+          ),
+        { timeout: 5_000 },
+      )
+      .toBe(true);
+    expect((await app.post("/api/lab/experiments/f2-lease-stolen/run")).status).toBe(409);
     expect((await first).status).toBe(200);
   });
 

@@ -43,14 +43,11 @@ describe("GET /api/lab/timeline", () => {
       status: 200,
       problemType: null,
     });
-    // The lease is renewed at the checkpoint before each irreversible step.
+    // No renewal at the checkpoints: the journal write before each step is the ownership check (one round trip).
     expect(lane!.phases.map((phase) => `${phase.name} ${phase.outcome}`)).toEqual([
       "acquire won",
-      "renew renewed",
       "unlink 200",
-      "renew renewed",
       "link 201",
-      "renew renewed",
       "save saved",
       "release released",
     ]);
