@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
 import { prepareDatabase } from "../db/prepare";
 import { startApp, type RunningApp } from "../test/harness/app-server";
@@ -39,4 +40,7 @@ test("the page names its instance and sends the next click to the other one, the
   await expect(picker.getByRole("radio", { name: "this instance (pair-1)" })).toBeChecked();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await expect(page.locator("svg g[data-operation-id]").nth(1)).toContainText("· 200 · instance pair-1");
+
+  const { violations } = await new AxeBuilder({ page }).include(".identities-card").analyze();
+  expect(violations.filter((violation) => ["serious", "critical"].includes(violation.impact ?? ""))).toEqual([]);
 });
