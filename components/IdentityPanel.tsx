@@ -1,9 +1,12 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
 import { BurstControl } from "./BurstControl";
 import { IdentityRow } from "./IdentityRow";
+import { InstancePicker } from "./InstancePicker";
 import { LeaseBanner } from "./LeaseBanner";
+import { RenameForm } from "./RenameForm";
 import { StaleNotice } from "./StaleNotice";
 import { labSettingsQuery, leaseQuery, timelineQuery, userQuery } from "./queries";
 import { useNow } from "./useNow";
@@ -16,6 +19,8 @@ export function IdentityPanel({ userId }: { userId: string }) {
   const timeline = useQuery(timelineQuery());
   const lanes = (timeline.data?.operations ?? []).filter((lane) => lane.userId === userId);
   const { attempts, pending, makePrimary } = usePromote(userId, settings.data?.strategy);
+  // The instance the next click goes to (a peer number), then back to this one.
+  const [nextPeer, setNextPeer] = useState<number | null>(null);
   const leaseHeld = Boolean(lease.data?.held ?? user.data?.lease.held);
   const running = lanes.some((lane) => lane.answeredAt === null);
   // One clock for the lease's countdown and the running attempts' elapsed time; still while nothing runs.
@@ -33,6 +38,7 @@ export function IdentityPanel({ userId }: { userId: string }) {
       {settings.data && (
         <LeaseBanner strategy={settings.data.strategy} lease={lease.data ?? null} lanes={lanes} now={now} />
       )}
+      <InstancePicker peer={nextPeer} onChange={setNextPeer} />
       <ul className="identities" aria-label="Linked identities">
         {user.data.identities.map((identity) => (
           <IdentityRow
@@ -41,10 +47,15 @@ export function IdentityPanel({ userId }: { userId: string }) {
             attempts={attempts.filter((attempt) => attempt.identityId === identity.id)}
             now={now}
             disabled={guardBlocks}
-            onMakePrimary={() => makePrimary(identity.id)}
+            onMakePrimary={() => {
+              makePrimary(identity.id, nextPeer ?? undefined);
+              setNextPeer(null);
+            }}
           />
         ))}
       </ul>
+      {/* A new name from elsewhere (another tab, a reset) starts the field over. */}
+      <RenameForm key={user.data.displayName} user={user.data} />
       <BurstControl user={user.data} />
     </>
   );

@@ -11,7 +11,7 @@ import { IdentityPanel } from "./IdentityPanel";
 import { LabPanel } from "./LabPanel";
 import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
-import { labSettingsQuery, poolQuery, presetsQuery, queryKeys, sessionQuery } from "./queries";
+import { instancesQuery, labSettingsQuery, presetsQuery, queryKeys, sessionQuery } from "./queries";
 import { SignIn } from "./SignIn";
 import { Timeline } from "./Timeline";
 import { useLabStream } from "./useLabStream";
@@ -36,13 +36,12 @@ export function LabApp() {
   const session = useQuery(sessionQuery());
   const settings = useQuery(labSettingsQuery());
   const presets = useQuery(presetsQuery());
-  const pool = useQuery(poolQuery());
+  const instances = useQuery(instancesQuery());
   const [selected, setSelected] = useState<string | null>(null);
   const signOut = useMutation({
     mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
     onSuccess: () => queryClient.setQueryData(queryKeys.session, null),
   });
-  const instance = pool.data && "instance" in pool.data ? String(pool.data.instance) : null;
 
   return (
     <main>
@@ -57,7 +56,7 @@ export function LabApp() {
         <div className="masthead-side">
           <p className="hint">
             {connected ? "Live" : "Reconnecting…"}
-            {instance && ` · served by ${instance}`}
+            {instances.data && ` · served by instance ${instances.data.instance}`}
           </p>
           {session.data && (
             <button type="button" className="quiet" onClick={() => signOut.mutate()}>

@@ -101,6 +101,19 @@ export function LabPanel() {
           />
         )}
       </Field>
+      <Field
+        label="Lock column mapped"
+        hint="a rename saves every column it read, the lease's too (as an ORM mapping them does): it wipes a lease taken meanwhile"
+      >
+        {(id) => (
+          <input
+            id={id}
+            type="checkbox"
+            checked={settings.lockColumnMapped}
+            onChange={(event) => update.mutate({ lockColumnMapped: event.target.checked })}
+          />
+        )}
+      </Field>
       <Field label="Client guard" hint="disable the buttons while a request is pending">
         {(id) => (
           <input

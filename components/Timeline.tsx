@@ -2,8 +2,8 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
-import type { Lane, Phase } from "./api";
-import { timelineQuery, usersQuery } from "./queries";
+import type { Lane, Phase, ProviderCall } from "./api";
+import { providerQuery, timelineQuery, usersQuery } from "./queries";
 import { useNow } from "./useNow";
 
 const windows = [
@@ -34,6 +34,21 @@ export function answerWords(lane: Lane): string {
   if (lane.status === 200) return "200";
   const problem = lane.problemType?.split("/").at(-1);
   return `${lane.status}${problem ? ` ${problem}` : ""}`;
+}
+
+/** The provider phase a logged call belongs to, by its method (a switch only unlinks and links). */
+const phaseOfCall: Record<string, string> = { DELETE: "unlink", POST: "link" };
+
+/**
+ * The provider phases whose call the provider applied after the caller gave up (the call log's
+ * `applied-late`), as "operationId phase": the bar itself only knows that it timed out.
+ */
+export function appliedLate(calls: ProviderCall[]): Set<string> {
+  return new Set(
+    calls
+      .filter((call) => call.outcome === "applied-late" && phaseOfCall[call.method])
+      .map((call) => `${call.operationId} ${phaseOfCall[call.method]}`),
+  );
 }
 
 /** Pairs of provider phases of different operations on one account that overlap in time: the collision. */
@@ -81,6 +96,7 @@ export function Timeline({
 }) {
   const timeline = useQuery(timelineQuery());
   const users = useQuery(usersQuery());
+  const provider = useQuery(providerQuery());
   const [windowIndex, setWindowIndex] = useState(0);
   const [paused, setPaused] = useState(false);
   const [focused, setFocused] = useState<{ lane: Lane; phase: Phase } | null>(null);
@@ -112,6 +128,7 @@ export function Timeline({
   for (const lane of shown) byUser.set(lane.userId, [...(byUser.get(lane.userId) ?? []), lane]);
   const userName = (userId: string) => users.data?.users.find((user) => user.id === userId)?.displayName ?? userId;
   const collided = collisions(shown, now);
+  const late = appliedLate(provider.data?.calls ?? []);
 
   let y = axisHeight;
   const rows: React.ReactNode[] = [];
@@ -133,6 +150,7 @@ export function Timeline({
           origin={from}
           selected={selected === lane.operationId}
           collided={collided}
+          late={late}
           onSelect={() => onSelect(selected === lane.operationId ? null : lane.operationId)}
           onFocusPhase={(phase) => setFocused({ lane, phase })}
         />,
@@ -189,7 +207,13 @@ export function Timeline({
       </div>
       <p className="timeline-detail">
         {focused
-          ? describePhase(focused.lane, focused.phase, from, collided.get(focused.phase))
+          ? describePhase(
+              focused.lane,
+              focused.phase,
+              from,
+              collided.get(focused.phase),
+              late.has(`${focused.lane.operationId} ${focused.phase.name}`),
+            )
           : "Hover or focus a bar for its exact times; click it to pick out its operation's calls, findings and events."}
       </p>
       <Legend />
@@ -205,6 +229,7 @@ function LaneRow({
   origin,
   selected,
   collided,
+  late,
   onSelect,
   onFocusPhase,
 }: {
@@ -215,11 +240,14 @@ function LaneRow({
   origin: number;
   selected: boolean;
   collided: Map<Phase, string>;
+  late: Set<string>;
   onSelect: () => void;
   onFocusPhase: (phase: Phase) => void;
 }) {
   const end = lane.answeredAt ? ms(lane.answeredAt) : now;
-  const label = `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ${answerWords(lane)}`;
+  const label =
+    `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ` +
+    `${answerWords(lane)} · instance ${lane.instance}`;
   const expiredWhileRunning = lane.lease !== null && ms(lane.lease.expiresAt) < end && lane.status !== 409;
   return (
     <g data-operation-id={lane.operationId} className={selected ? "tl-lane selected" : "tl-lane"} onClick={onSelect}>
@@ -256,8 +284,10 @@ function LaneRow({
         const start = x(ms(phase.startedAt));
         const stop = x(phase.endedAt ? ms(phase.endedAt) : now);
         const collision = collided.get(phase);
+        const landedLate = late.has(`${lane.operationId} ${phase.name}`);
         const classes = ["tl-phase", `tl-${phase.name}`];
         if (failed(phase)) classes.push("failed");
+        if (landedLate) classes.push("applied-late");
         if (!phase.endedAt) classes.push("running");
         if (collision) classes.push("collision");
         return (
@@ -270,7 +300,7 @@ function LaneRow({
             className={classes.join(" ")}
             tabIndex={0}
             role="button"
-            aria-label={describePhase(lane, phase, origin, collision)}
+            aria-label={describePhase(lane, phase, origin, collision, landedLate)}
             onFocus={() => onFocusPhase(phase)}
             onMouseEnter={() => onFocusPhase(phase)}
             onKeyDown={(event) => {
@@ -286,14 +316,15 @@ function LaneRow({
   );
 }
 
-function describePhase(lane: Lane, phase: Phase, origin: number, collision?: string): string {
+function describePhase(lane: Lane, phase: Phase, origin: number, collision?: string, landedLate = false): string {
   const start = seconds(ms(phase.startedAt), origin);
   const end = phase.endedAt ? seconds(ms(phase.endedAt), origin) : "still running";
   const took = phase.endedAt ? ` (${ms(phase.endedAt) - ms(phase.startedAt)} ms)` : "";
   const what = [phase.outcome, phase.detail].filter(Boolean).join(": ");
   return (
     `Operation ${lane.operationId.slice(0, 8)}, ${phase.name} from ${start} to ${end}${took}` +
-    `${what ? `, ${what}` : ""}${collision ? `. Collision: ${collision}` : ""}`
+    `${what ? `, ${what}` : ""}${collision ? `. Collision: ${collision}` : ""}` +
+    `${landedLate ? ". Applied late: the provider carried it out after the caller gave up" : ""}`
   );
 }
 
@@ -318,6 +349,7 @@ const legend = [
   ["release", "release"],
   ["paused", "paused (lab fault)"],
   ["recover", "recover"],
+  ["crashed", "crashed (lab fault)"],
 ] as const;
 
 function Legend() {
@@ -336,6 +368,9 @@ function Legend() {
       </li>
       <li>
         <span className="swatch failed" aria-hidden="true" /> refused / failed
+      </li>
+      <li>
+        <span className="swatch applied-late" aria-hidden="true" /> applied late at the provider
       </li>
     </ul>
   );

@@ -33,6 +33,7 @@ export type { AuditReport, Finding } from "@/lib/lab/audit";
 export type { PoolStats } from "@/lib/core/db";
 export type { OperationEvent } from "@/lib/switch/events";
 export type { BurstReport } from "@/lib/lab/burst";
+export type { Instances } from "@/lib/lab/instances";
 export type { LabPreset } from "@/lib/lab/presets";
 export type { LabSettings, ProviderEndpoint, ScriptedOutcome, StallPoint, Strategy } from "@/lib/lab/settings-schema";
 export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client";

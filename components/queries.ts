@@ -8,6 +8,7 @@ import {
   api,
   ApiError,
   type AuditReport,
+  type Instances,
   type LabPreset,
   type LabSettings,
   type LeaseRow,
@@ -31,6 +32,7 @@ export const queryKeys = {
   presets: ["lab", "presets"] as const,
   events: (userId: string) => ["lab", "events", userId] as const,
   timeline: ["lab", "timeline"] as const,
+  instances: ["lab", "instances"] as const,
   lease: (userId: string) => ["lab", "lease", userId] as const,
 };
 
@@ -98,6 +100,10 @@ export const leaseQuery = (userId: string) =>
     enabled: false,
     ...live,
   });
+/** Which instance served the page and its peers: fixed for the life of the processes. */
+export const instancesQuery = () =>
+  queryOptions({ queryKey: queryKeys.instances, queryFn: () => api<Instances>("/api/lab/instances"), ...live });
+
 export const presetsQuery = () =>
   queryOptions({ queryKey: queryKeys.presets, queryFn: () => api<{ presets: LabPreset[] }>("/api/lab/presets") });
 

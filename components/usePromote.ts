@@ -9,6 +9,8 @@ export interface Attempt {
   id: number;
   identityId: string;
   startedAt: number;
+  /** The peer instance it was relayed to; none: this instance. */
+  peer?: number;
   /** The strategy in force when it was sent: what its failure means depends on it. */
   strategy?: Strategy;
   result?: PromoteResult;
@@ -16,10 +18,11 @@ export interface Attempt {
 }
 
 let attemptCounter = 0;
-const newAttempt = (identityId: string, strategy?: Strategy): Attempt => ({
+const newAttempt = (identityId: string, strategy?: Strategy, peer?: number): Attempt => ({
   id: ++attemptCounter,
   identityId,
   strategy,
+  peer,
   startedAt: Date.now(),
 });
 
@@ -31,16 +34,20 @@ export function usePromote(userId: string, strategy?: Strategy) {
   // Each click's own outcome: the mutation's state would only show the latest of concurrent clicks.
   const [attempts, setAttempts] = useState<Attempt[]>([]);
   const promote = useMutation({
-    mutationFn: (identityId: string) =>
-      api<PromoteResult>(`/api/users/${userId}/primary`, { method: "POST", body: JSON.stringify({ identityId }) }),
+    mutationFn: ({ identityId, peer }: { identityId: string; peer?: number }) =>
+      api<PromoteResult>(`${peer ? `/api/lab/relay/${peer}` : "/api"}/users/${userId}/primary`, {
+        method: "POST",
+        body: JSON.stringify({ identityId }),
+      }),
   });
 
-  function makePrimary(identityId: string) {
-    const attempt = newAttempt(identityId, strategy);
+  /** Sends the switch to this instance, or to a peer instance through the relay. */
+  function makePrimary(identityId: string, peer?: number) {
+    const attempt = newAttempt(identityId, strategy, peer);
     const settle = (outcome: Partial<Attempt>) =>
       setAttempts((all) => all.map((each) => (each.id === attempt.id ? { ...each, ...outcome } : each)));
     setAttempts((all) => [...all, attempt].slice(-attemptsKept));
-    promote.mutateAsync(identityId).then(
+    promote.mutateAsync({ identityId, peer }).then(
       (result) => settle({ result }),
       (error: unknown) => settle({ problem: error instanceof ApiError ? error.problem : unexpected(error) }),
     );

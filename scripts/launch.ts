@@ -3,6 +3,7 @@
  * one), migrates and seeds it, then runs Next.js with DATABASE_URL pointing at it.
  */
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { prepareDatabase } from "../db/prepare";
 
@@ -24,8 +25,11 @@ console.log(`[launch] database ready: ${new URL(databaseUrl).host}${new URL(data
 
 const urls = Array.from({ length: instances }, (_, index) => `http://localhost:${basePort + index}`);
 const children = urls.map((url, index) => {
-  // Several dev servers cannot share one .next directory: each instance after the first gets its own.
+  // Several dev servers cannot share one .next directory: each instance after the first gets its own, with a
+  // TypeScript config there for Next to add that directory's types to (see next.config.ts).
   const distDir = mode === "dev" && index > 0 ? { NEXT_DIST_DIR: `.next-instance-${index + 1}` } : {};
+  if (distDir.NEXT_DIST_DIR)
+    writeFileSync(`${distDir.NEXT_DIST_DIR}.tsconfig.json`, JSON.stringify({ extends: "./tsconfig.json" }, null, 2));
   const child = spawn(
     process.execPath,
     [fileURLToPath(import.meta.resolve("next/dist/bin/next")), mode, "-p", String(basePort + index), ...otherArgs],

@@ -105,6 +105,7 @@ const jsonEndpoints = fc.constantFrom(
   { method: "PUT", path: "/api/lab" },
   { method: "POST", path: "/api/lab/burst" },
   { method: "POST", path: "/api/lab/support/users/ada/primary" },
+  { method: "POST", path: "/api/lab/relay/1/users/ada/primary" },
 );
 const malformedJson = fc
   .tuple(jsonEndpoints, notJson)
@@ -119,6 +120,7 @@ const wrongContentType = fc
       { method: "PUT", path: "/api/lab" },
       { method: "POST", path: "/api/lab/reset" },
       { method: "POST", path: "/api/lab/burst" },
+      { method: "POST", path: "/api/lab/relay/1/users/ada/primary" },
     ),
     fc.constantFrom(
       "text/plain",
@@ -142,6 +144,7 @@ const validBodies = [
   { method: "POST", path: "/api/lab/burst", body: { userId: "ada", count: 1 } },
   { method: "PATCH", path: "/api/users/ada", body: { displayName: "Ada" } },
   { method: "POST", path: "/api/lab/support/users/ada/primary", body: { identityId: "github|8812" } },
+  { method: "POST", path: "/api/lab/relay/1/users/ada/primary", body: { identityId: "github|8812" } },
 ];
 const knownFields = new Set(["userId", "identityId", "count", "displayName", ...Object.keys(defaultLabSettings)]);
 const unknownField = fc

@@ -66,8 +66,9 @@ export async function updateLabSettings(db: Kysely<Database>, patch: unknown): P
 }
 
 /**
- * Takes a one-shot setting (a scripted outcome, a stall): reads it and writes the settings without it
- * under a row lock, so that each is used exactly once, whichever app instance uses it.
+ * Takes a one-shot setting (a scripted outcome, a stall, a crash): reads it and writes the settings without
+ * it under a row lock, so that each is used exactly once, whichever app instance uses it; announced like any
+ * change, so the page stops showing it as armed.
  */
 async function takeOneShot<T>(
   db: Kysely<Database>,
@@ -83,6 +84,7 @@ async function takeOneShot<T>(
       .updateTable("lab_settings")
       .set({ settings: JSON.stringify(taken.rest) })
       .execute();
+    await publishLabSettings(trx, taken.rest);
     return taken.value;
   });
 }

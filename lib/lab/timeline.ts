@@ -13,7 +13,7 @@ import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
 import { Problem } from "../core/problems";
-import type { LeaseEvent } from "../lease";
+import { WorkCrashed, type LeaseEvent } from "../lease";
 import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
 import { shortId } from "../switch/events";
 import type { Guard } from "../switch/guard";
@@ -47,8 +47,9 @@ export interface Lane {
   lease: { acquiredAt: string; expiresAt: string; fence: string } | null;
 }
 
-/** This app process, as lanes and pool messages name it. */
-export const instanceId = process.env.APP_INSTANCE ?? `${hostname()}:${process.env.PORT ?? process.pid}`;
+/** This app process, as lanes and pool messages name it (`--instances N` numbers them: LAB_INSTANCE). */
+export const instanceId =
+  process.env.APP_INSTANCE ?? process.env.LAB_INSTANCE ?? `${hostname()}:${process.env.PORT ?? process.pid}`;
 
 /** Ends a phase: its outcome (a status, a word) and, if it has more to say, a new detail. */
 export type EndPhase = (outcome: string | null, detail?: string | null) => void;
@@ -347,7 +348,8 @@ export function recordingProvider(provider: IdentityProviderClient, recorder: Ph
 
 /**
  * A guard whose run is recorded: the lane learns the operation's id, the save is a phase, and for the
- * lease (`leased`) the acquisition, a take-over and the release are phases too.
+ * lease (`leased`) the acquisition, a take-over and the release are phases too. A crash (the lab's fault)
+ * is a `crashed` phase, and no release follows it: a dead process releases nothing.
  */
 export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased: boolean): Guard {
   return {
@@ -356,6 +358,7 @@ export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased:
       if (leased) recorder.acquiring();
       return guard.run(request, async (section) => {
         recorder.tookOver(section.leftovers);
+        let crashed = false;
         try {
           return await body({
             ...section,
@@ -370,8 +373,14 @@ export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased:
               }
             },
           });
+        } catch (error) {
+          if (error instanceof WorkCrashed) {
+            crashed = true;
+            recorder.mark("crashed", "crashed", error.message);
+          }
+          throw error;
         } finally {
-          if (leased) recorder.releasing();
+          if (leased && !crashed) recorder.releasing();
         }
       });
     },

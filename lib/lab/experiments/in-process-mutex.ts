@@ -1,13 +1,7 @@
+import { peerUrls } from "../instances";
 import { inProcessGuard } from "../strategies";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Attempt, type Lab } from "./lab";
 import type { Experiment } from "./types";
-
-/** The other app instances this one knows (`--instances` and the tests set LAB_PEER_URLS, comma-separated). */
-const peerUrls = (): string[] =>
-  (process.env.LAB_PEER_URLS ?? "")
-    .split(",")
-    .map((url) => url.trim())
-    .filter(Boolean);
 
 /** A switch sent to another app instance over HTTP, signed in as ada there. */
 async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Promise<Attempt> {

@@ -1,0 +1,11 @@
+import { instances } from "@/lib/lab/instances";
+import { requireLab } from "@/lib/lab/settings";
+import { respond } from "@/lib/web/http";
+
+/** Which instance answers, and the peers a switch can be relayed to. */
+export async function GET(): Promise<Response> {
+  return respond(async () => {
+    requireLab();
+    return Response.json(instances());
+  });
+}
