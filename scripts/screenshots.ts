@@ -11,7 +11,7 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 
 const outputDir = path.resolve(import.meta.dirname, "../docs/screenshots");
-const port = Number(process.env.SCREENSHOTS_APP_PORT ?? 3219);
+const port = Number(process.env.SCREENSHOTS_APP_PORT ?? 3222);
 const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
 
 const databaseUrl = await prepareDatabase(databaseFor("screenshots"), { fresh: true });
