@@ -4,8 +4,10 @@
 // lock_not_available (lock_timeout).
 const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE"]);
 const unavailableSqlStates = /^(08...|53300|57P0[1-4]|57014|55P03)$/;
-// pg and pg-pool report a connect timeout and a dropped connection only in words.
-const unreachableMessages = /^(timeout expired|timeout exceeded when trying to connect|Connection terminated)/;
+// pg and pg-pool report a connect timeout and a dropped connection only in words (the last: a query on a
+// client whose connection the server already terminated).
+const unreachableMessages =
+  /^(timeout expired|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/;
 
 /** Whether `error` means the database could not be reached in time (a 503), rather than a bug (a 500). */
 export function isDatabaseUnavailable(error: unknown): boolean {

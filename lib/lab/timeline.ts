@@ -12,7 +12,8 @@ import { hostname } from "node:os";
 import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
-import { Problem } from "../core/problems";
+import { isDatabaseUnavailable } from "../core/db-errors";
+import { DatabaseUnavailable, Problem } from "../core/problems";
 import { WorkCrashed, type LeaseEvent } from "../lease";
 import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
 import { shortId } from "../switch/events";
@@ -292,7 +293,9 @@ export async function startRecording(lane: {
 
 /** Records a request's answer: a result (200) or the problem it failed with. */
 export function answerOf(error: unknown): { status: number; problemType: string | null } {
-  if (error instanceof Problem) return { status: error.status, problemType: error.type };
+  // The same answer the route gives (lib/web/http.ts `respond`).
+  const problem = isDatabaseUnavailable(error) ? new DatabaseUnavailable() : error;
+  if (problem instanceof Problem) return { status: problem.status, problemType: problem.type };
   return { status: 500, problemType: null };
 }
 

@@ -116,12 +116,12 @@ export const advisoryOrLease: Experiment = {
         advisory.connectionsHeldDuringCalls.poolInUse >= 1 &&
         advisory.terminated === 1 &&
         advisory.first.status >= 500 &&
+        // Held connections are judged from pg_stat_activity; the pool's own count also sees the app's
+        // background queries (the reconciler's, a session check) at the moment it is sampled.
         session.connectionsHeldDuringCalls.pinnedSessions === 1 &&
-        session.connectionsHeldDuringCalls.poolInUse === 0 &&
         session.terminated === 1 &&
         session.first.status === 200 &&
         session.secondCalledProviderWhileFirstDid &&
-        lease.connectionsHeldDuringCalls.poolInUse === 0 &&
         lease.connectionsHeldDuringCalls.idleInTransaction === 0 &&
         lease.connectionsHeldDuringCalls.advisoryLocks === 0 &&
         lease.first.status === 200 &&
