@@ -4,7 +4,7 @@
  * back the demo seed only): the app's rows and the simulated provider's accounts (schema `idp`).
  */
 import { sql, type Kysely } from "kysely";
-import type { Database } from "../db/schema";
+import { splitIdentityId, type Database } from "../db/schema";
 
 export interface BenchUser {
   id: string;
@@ -19,7 +19,6 @@ export const benchUsers = (count: number): BenchUser[] =>
   });
 
 export async function addBenchUsers(db: Kysely<Database>, users: BenchUser[]): Promise<void> {
-  const split = (identityId: string) => identityId.split("|") as [string, string];
   await db.transaction().execute(async (trx) => {
     await trx
       .insertInto("users")
@@ -32,8 +31,8 @@ export async function addBenchUsers(db: Kysely<Database>, users: BenchUser[]): P
           user.identities.map((identityId, position) => ({
             id: identityId,
             user_id: user.id,
-            provider: split(identityId)[0],
-            provider_user_id: split(identityId)[1],
+            provider: splitIdentityId(identityId).provider,
+            provider_user_id: splitIdentityId(identityId).providerUserId,
             label: identityId,
             position,
           })),
@@ -43,7 +42,7 @@ export async function addBenchUsers(db: Kysely<Database>, users: BenchUser[]): P
     for (const user of users) {
       await sql`INSERT INTO idp.accounts (user_id) VALUES (${user.identities[0]})`.execute(trx);
       for (const identityId of user.identities) {
-        const [provider, userId] = split(identityId);
+        const { provider, providerUserId: userId } = splitIdentityId(identityId);
         await sql`INSERT INTO idp.identities (provider, user_id, account_user_id)
                   VALUES (${provider}, ${userId}, ${user.identities[0]})`.execute(trx);
       }
