@@ -34,6 +34,14 @@ export interface Schedule {
   ttlChange: { atMs: number; leaseTtlMs: number } | null;
 }
 
+/** No call hangs: a timed-out call keeps its operation waiting for its whole deadline. */
+const quickChaos = fc.record({
+  appliedLateRate: fc.constantFrom(0, 0, 0.2),
+  timeoutRate: fc.constant(0),
+  networkErrorRate: fc.constantFrom(0, 0, 0.1),
+  failureRate: fc.constantFrom(0, 0, 0.2),
+});
+
 const chaos = fc.record({
   appliedLateRate: fc.constantFrom(0, 0, 0.1, 0.3),
   timeoutRate: fc.constantFrom(0, 0, 0.1),
@@ -41,12 +49,24 @@ const chaos = fc.record({
   failureRate: fc.constantFrom(0, 0, 0.1, 0.2),
 });
 
-export function scheduleArbitrary(instances: number, maxClicks = 10): fc.Arbitrary<Schedule> {
+/**
+ * `rich`: every fault the lab has (pauses, TTL changes, releases that always fail, hanging calls), a few
+ * seconds each. `quick`: the faults that settle in under a second (late-applied and failed calls, network
+ * errors, a failing first release), so that many more schedules fit in the same time.
+ */
+export type ScheduleProfile = "rich" | "quick";
+
+export function scheduleArbitrary(
+  instances: number,
+  maxClicks = 10,
+  profile: ScheduleProfile = "rich",
+): fc.Arbitrary<Schedule> {
+  const rich = profile === "rich";
   const click = fc
     .record({
       instance: fc.nat(instances - 1),
       userId: fc.constantFrom(...userIds),
-      atMs: fc.nat(400),
+      atMs: fc.nat(rich ? 400 : 200),
       pick: fc.nat(3),
     })
     .map(({ instance, userId, atMs, pick }) => ({
@@ -55,28 +75,34 @@ export function scheduleArbitrary(instances: number, maxClicks = 10): fc.Arbitra
       atMs,
       identityId: users[userId][pick % users[userId].length]!,
     }));
+  const noStall = fc.constant(null);
   return fc.record({
     settings: fc.record({
-      leaseTtlMs: fc.constantFrom(600, 1_000, 1_500),
+      leaseTtlMs: rich ? fc.constantFrom(600, 1_000, 1_500) : fc.constant(1_000),
       provider: fc.record({
-        latencyMs: fc.nat(80),
-        jitterMs: fc.nat(40),
-        applyLimitMs: fc.constantFrom(300, 600, 900),
+        latencyMs: fc.nat(rich ? 80 : 30),
+        jitterMs: fc.nat(rich ? 40 : 10),
+        applyLimitMs: rich ? fc.constantFrom(300, 600, 900) : fc.constant(300),
         enforceFencing: fc.boolean(),
-        endpoints: fc.record({ unlink: chaos, link: chaos }),
+        endpoints: fc.record({ unlink: rich ? chaos : quickChaos, link: rich ? chaos : quickChaos }),
       }),
       faults: fc.record({
-        releaseFailures: fc.constantFrom(0, 0, 0, 1, 10),
-        stall: fc.option(
-          fc.record({ at: fc.constantFrom("acquired", "unlinked", "linked"), ms: fc.constantFrom(300, 1_200, 2_000) }),
-          {
-            freq: 4,
-          },
-        ),
+        releaseFailures: rich ? fc.constantFrom(0, 0, 0, 1, 10) : fc.constantFrom(0, 0, 1),
+        stall: rich
+          ? fc.option(
+              fc.record({
+                at: fc.constantFrom("acquired", "unlinked", "linked"),
+                ms: fc.constantFrom(300, 1_200, 2_000),
+              }),
+              { freq: 4 },
+            )
+          : noStall,
       }),
     }),
     clicks: fc.array(click, { minLength: 2, maxLength: maxClicks, size: maxClicks > 10 ? "large" : "small" }),
-    ttlChange: fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 3_000) }), { freq: 3 }),
+    ttlChange: rich
+      ? fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 3_000) }), { freq: 3 })
+      : fc.constant(null),
   });
 }
 
