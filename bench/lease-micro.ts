@@ -11,6 +11,7 @@ import type { Kysely } from "kysely";
 import pg from "pg";
 import { createDb } from "../db/connection";
 import type { Database } from "../db/schema";
+import { defaultMaxHoldMs } from "../lib/lease";
 import { identityActionLease } from "../lib/switch/identity-action-lease";
 import { intentRecorder } from "../lib/switch/journal";
 import { distribution, quantiles, repeated, shuffled, type Distribution, type Repeated } from "./stats";
@@ -19,11 +20,11 @@ const rowId = "ada";
 const targetIdentityId = "github|8812";
 const ttlMs = 10_000;
 /** As the lease guard records it: the longest hold plus the provider's apply limit (10 s). */
-const callsMayLandForMs = 3 * ttlMs + 10_000;
+const callsMayLandForMs = defaultMaxHoldMs(ttlMs) + 10_000;
 /** As the app acquires: the hold cap withLease passes is 3 × TTL. */
 const acquireOptions = (operationId: string) => ({
   ttlMs,
-  maxHoldMs: 3 * ttlMs,
+  maxHoldMs: defaultMaxHoldMs(ttlMs),
   intent: intentRecorder(operationId, targetIdentityId, callsMayLandForMs),
 });
 

@@ -5,7 +5,10 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
+import { config } from "../core/config";
+import { defaultMaxHoldMs } from "../lease";
 import type { IdentityProviderClient } from "../provider/client";
+import type { Guard } from "../switch/guard";
 import {
   promoteToPrimary,
   promoteToPrimaryOnce,
@@ -22,6 +25,11 @@ export async function promote(
   request: PromoteRequest,
   idempotencyKey?: string,
 ): Promise<PromoteResult> {
+  // With the lab off nobody can read the timeline: the switch runs without recording it.
+  if (!config.labEnabled) {
+    const settings = await getLabSettings(db);
+    return run(db, provider, guardFor(db, settings), request, idempotencyKey, settings.leaseTtlMs);
+  }
   // An idempotent request learns its operation's id from its key's record; the others get theirs now.
   const operationId = idempotencyKey === undefined ? (request.operationId ?? randomUUID()) : undefined;
   const recorder = await startRecording({
@@ -34,15 +42,14 @@ export async function promote(
     const settings = await getLabSettings(db);
     recorder.setStrategy(settings.strategy);
     const guard = recordedGuard(guardFor(db, settings, recorder), recorder, settings.strategy === "lease");
-    const recorded = recordingProvider(provider, recorder);
-    let result: PromoteResult;
-    if (idempotencyKey === undefined) {
-      result = await promoteToPrimary(db, recorded, guard, { ...request, operationId });
-    } else {
-      // A claim is stale once no lease its request could hold (renewals included) can still be alive.
-      const staleAfterMs = 2 * 3 * settings.leaseTtlMs;
-      result = await promoteToPrimaryOnce(db, recorded, guard, { ...request, idempotencyKey, staleAfterMs });
-    }
+    const result = await run(
+      db,
+      recordingProvider(provider, recorder),
+      guard,
+      { ...request, operationId },
+      idempotencyKey,
+      settings.leaseTtlMs,
+    );
     await recorder.answer(200, null);
     return result;
   } catch (error) {
@@ -50,4 +57,18 @@ export async function promote(
     await recorder.answer(status, problemType);
     throw error;
   }
+}
+
+function run(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  guard: Guard,
+  request: PromoteRequest,
+  idempotencyKey: string | undefined,
+  leaseTtlMs: number,
+): Promise<PromoteResult> {
+  if (idempotencyKey === undefined) return promoteToPrimary(db, provider, guard, request);
+  // A claim is stale once no lease its request could hold (renewals included) can still be alive.
+  const staleAfterMs = 2 * defaultMaxHoldMs(leaseTtlMs);
+  return promoteToPrimaryOnce(db, provider, guard, { ...request, idempotencyKey, staleAfterMs });
 }

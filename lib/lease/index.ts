@@ -11,7 +11,7 @@ export {
 export {
   LeaseLostError,
   LeaseUnavailable,
-  safetyMarginMs,
+  defaultMaxHoldMs,
   textbookTimeoutMs,
   withLease,
   WorkCrashed,

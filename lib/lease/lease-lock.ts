@@ -80,7 +80,6 @@ export interface LeaseState {
 }
 
 export interface LeaseLock<DB> {
-  readonly columns: LeaseColumns<DB, keyof DB & string>;
   acquire(db: Kysely<DB>, rowId: string, options: AcquireOptions): Promise<Acquisition>;
   inspect(db: Kysely<DB>, rowId: string): Promise<LeaseState | null>;
 }
@@ -171,8 +170,6 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
   }
 
   return {
-    columns: columns as unknown as LeaseColumns<DB, keyof DB & string>,
-
     async acquire(db, rowId, options) {
       // One statement answers winner and losers alike. The UPDATE takes the row lock; a concurrent
       // acquirer waits for it, then re-checks the WHERE against the committed row and matches 0 rows.

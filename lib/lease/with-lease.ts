@@ -90,6 +90,9 @@ export class LeaseLostError extends Error {
  */
 export class WorkCrashed extends Error {}
 
+/** The most renewals hold a lease for unless told otherwise: long enough for slow work, not forever. */
+export const defaultMaxHoldMs = (ttlMs: number): number => 3 * ttlMs;
+
 /** Room kept between the work's deadline and the lease's expiry, for the last writes and the release. */
 export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.round(ttlMs / 5));
 /** Without the safeguards, calls only have this generous timeout: the textbook lease trusts its TTL. */
@@ -106,7 +109,7 @@ export async function withLease<DB, T>(
   work: (section: LeaseSection) => Promise<T>,
 ): Promise<T> {
   const { db, ttlMs, safeguards = true, onEvent = () => undefined, hooks = {} } = options;
-  const maxHold = options.maxHold ?? 3 * ttlMs;
+  const maxHold = options.maxHold ?? defaultMaxHoldMs(ttlMs);
   const acquisition = await lock.acquire(db, rowId, {
     ttlMs,
     maxHoldMs: safeguards ? maxHold : null,

@@ -82,7 +82,7 @@ export async function advance(
   step: JournalStep,
   fromIdentityId?: string,
 ): Promise<boolean> {
-  const callsDone = step === "linked" || step === "saved" || step === "done";
+  const callsDone = step === "linked" || step === "done";
   const { rows } = await sql<{ unexpired: boolean }>`
     UPDATE switch_journal
        SET step = ${step}, updated_at = now(), from_identity_id = coalesce(${fromIdentityId ?? null}, from_identity_id),

@@ -12,6 +12,7 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { JournalStep } from "../../db/schema";
 import { FencedOff, LeaseLost, OperationCrashed, OperationInProgress, UserNotFound } from "../core/problems";
 import {
+  defaultMaxHoldMs,
   LeaseLostError,
   LeaseUnavailable,
   textbookTimeoutMs,
@@ -52,7 +53,7 @@ export function leaseGuard({
   onEvent,
 }: LeaseGuardOptions): Guard {
   // The longest any call of an operation can be sent after its acquisition (renewals are capped at 3 TTLs).
-  const longestHoldMs = safeguards ? 3 * ttlMs : textbookTimeoutMs;
+  const longestHoldMs = safeguards ? defaultMaxHoldMs(ttlMs) : textbookTimeoutMs;
   return {
     async run({ db, userId, operationId, targetIdentityId }, body) {
       const narrate = async (event: LeaseEvent) => {
