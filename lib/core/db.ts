@@ -18,7 +18,9 @@ export function appDatabase(): AppDatabase {
       throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
     const database = createDb(config.databaseUrl, config.poolSize);
     // After a shrink, a connection that was busy is closed when it comes back, not kept idle past the size.
-    database.pool.on("release", () => setImmediate(() => void closeSurplus(database.pool)));
+    database.pool.on("release", () => {
+      if (database.pool.totalCount > database.pool.options.max) setImmediate(() => void closeSurplus(database.pool));
+    });
     holder.__leaseLockLabDb = database;
   }
   return holder.__leaseLockLabDb;
