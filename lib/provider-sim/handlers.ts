@@ -14,6 +14,7 @@ import {
   type ProviderEndpoint,
   type ScriptedOutcome,
 } from "../lab/settings-schema";
+import { answeredAtHeader, deliveryMs, RecentTimes, sentAtOf } from "./call-timing";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
 import type { IdpDatabase } from "./schema";
 import {
@@ -43,18 +44,15 @@ export interface ChaosSource {
 }
 
 export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabase>, chaosSource: ChaosSource) {
-  // The sampled latency is the whole call as the caller sees it, so the simulator's own work counts inside
-  // it: the wait is what is left after the work before it (settings, draw) and the usual time of the work
-  // after it (the change, the log write, the timer's lateness): the least of its last 16 times per endpoint,
-  // so that a busy spell (a slower tail) never makes a later call answer in less than its latency.
-  const recentAfterWaitMs: Record<ProviderEndpoint | "rename", number[]> = {
-    get: [],
-    unlink: [],
-    link: [],
-    rename: [],
+  // The sampled latency is the whole call as the caller sees it (call-timing.ts). The wait before the work
+  // leaves room for the work's usual time (a high estimate from its recent times, per endpoint); the answer
+  // then waits for whatever is left, so a call answers neither early nor late when the process is busy.
+  const recentWorkMs: Record<ProviderEndpoint | "rename", RecentTimes> = {
+    get: new RecentTimes(),
+    unlink: new RecentTimes(),
+    link: new RecentTimes(),
+    rename: new RecentTimes(),
   };
-  const afterWaitMs = (name: ProviderEndpoint | "rename"): number =>
-    recentAfterWaitMs[name].length > 0 ? Math.min(...recentAfterWaitMs[name]) : 0;
 
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(
@@ -82,10 +80,14 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
-      const waitMs = Math.max(0, latencyMs - (performance.now() - started) - afterWaitMs(name));
+      const sentAt = sentAtOf(request, started);
+      const answerAt = sentAt + latencyMs - deliveryMs();
+      const waitMs = Math.max(0, answerAt - performance.now() - recentWorkMs[name].high());
       const waitEnds = performance.now() + waitMs;
       const timing = { latencyMs, waitMs, applyLimitMs: settings.provider.applyLimitMs };
       const played = await play(outcome, timing, chaos.retryAfterSeconds, request.signal, apply);
+      // As the caller will see it: answered at `answerAt` at the earliest, and the answer's way back.
+      const durationMs = Math.max(performance.now(), answerAt) + deliveryMs() - sentAt;
       await db
         .insertInto("idp.calls")
         .values({
@@ -94,17 +96,15 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           status: played.logStatus,
           outcome: played.outcome,
           operation_id: request.headers.get("X-Operation-Id"),
-          duration_ms: Math.round(performance.now() - started),
+          duration_ms: Math.round(durationMs),
         })
         .execute();
-      if (outcome === "ok") {
-        recentAfterWaitMs[name].push(performance.now() - waitEnds);
-        if (recentAfterWaitMs[name].length > 16) recentAfterWaitMs[name].shift();
-      }
+      if (outcome === "ok") recentWorkMs[name].note(performance.now() - waitEnds);
+      await delayUntil(answerAt);
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
         status: played.answer.status,
-        headers: played.answer.headers,
+        headers: { ...played.answer.headers, [answeredAtHeader]: String(performance.now()) },
       });
     };
   }
@@ -248,6 +248,17 @@ async function play(
       return { answer, logStatus: answer.status, outcome: isFenced(answer) ? "fenced" : null };
     }
   }
+}
+
+/** How late a timer fires here (the least of its recent lateness): waits end that much early, never earlier. */
+const timerLateness = new RecentTimes();
+
+async function delayUntil(moment: number): Promise<void> {
+  const waitMs = moment - performance.now() - timerLateness.least();
+  if (waitMs <= 0) return;
+  const waitStarted = performance.now();
+  await delay(waitMs);
+  timerLateness.note(performance.now() - waitStarted - waitMs);
 }
 
 async function applied(perform: () => Promise<Answer>): Promise<Answer> {

@@ -5,6 +5,7 @@ import { seedProviderAccounts } from "../../db/seed-data";
 import { config } from "../core/config";
 import type { ProviderEndpoint } from "../lab/settings-schema";
 import { getLabSettings, takeScriptedOutcome } from "../lab/settings-store";
+import { noteDelivery, sentAtHeader } from "./call-timing";
 import { simulatedProviderHandlers } from "./handlers";
 import type { IdpDatabase } from "./schema";
 import { seedIfEmpty } from "./store";
@@ -49,8 +50,16 @@ function ensureIntercepting(): void {
   interception.patchedFetch = globalThis.fetch;
 }
 
-/** The fetch the app reaches the provider with: through the simulator when it is on. */
-export const providerFetch: typeof fetch = (input, init) => {
-  if (config.simulateProvider) ensureIntercepting();
-  return fetch(input, init);
+/**
+ * The fetch the app reaches the provider with: through the simulator when it is on, each call stamped with
+ * when it was sent, so the simulator can make the whole call last its latency (call-timing.ts).
+ */
+export const providerFetch: typeof fetch = async (input, init) => {
+  if (!config.simulateProvider) return fetch(input, init);
+  ensureIntercepting();
+  const headers = new Headers(init?.headers);
+  headers.set(sentAtHeader, String(performance.now()));
+  const response = await fetch(input, { ...init, headers });
+  noteDelivery(response);
+  return response;
 };
