@@ -45,11 +45,12 @@ export const rawAcquireSql = `
     RETURNING id)
   SELECT true AS acquired, lease_lock_token::text AS token, lease_lock_fence::text AS fence, lease_lock_until AS until,
          greatest(0, extract(epoch FROM (lease_lock_until - clock_timestamp())) * 1000)::float8 AS remaining_ms,
-         (SELECT id::text FROM intent LIMIT 1) AS intent_id
+         (SELECT id::text FROM intent LIMIT 1) AS intent_id,
+         to_jsonb(acquired) - 'lease_lock_fence' - 'lease_lock_token' - 'lease_lock_until' AS row
     FROM acquired
   UNION ALL
   SELECT false, NULL, NULL, holder.until,
-         greatest(0, extract(epoch FROM (holder.until - clock_timestamp())) * 1000)::float8, NULL
+         greatest(0, extract(epoch FROM (holder.until - clock_timestamp())) * 1000)::float8, NULL, NULL
     FROM (SELECT identity_action_locked_until AS until FROM users
            WHERE id = $5 AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE) AS holder`;
 export const rawReleaseSql = `

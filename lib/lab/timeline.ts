@@ -365,10 +365,10 @@ export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased:
         try {
           return await body({
             ...section,
-            savePrimary: async (user, primaryIdentityId) => {
+            savePrimary: async (user, primaryIdentityId, options) => {
               const end = recorder.start("save", `primary ${primaryIdentityId}`);
               try {
-                await section.savePrimary(user, primaryIdentityId);
+                await section.savePrimary(user, primaryIdentityId, options);
                 end("saved");
               } catch (error) {
                 end("failed", errorText(error));

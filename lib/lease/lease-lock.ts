@@ -64,6 +64,8 @@ export type Acquisition =
       acquired: true;
       lease: LeaseHandle;
       /** What the intent recorder returned (its first row's `id`). */ intentId: string | null;
+      /** The protected row as the acquisition left it (JSON: dates as ISO strings), read by the same statement. */
+      row: Record<string, unknown>;
     }
   | { acquired: false; reason: "held"; heldUntil: Date | null; remainingMs: number }
   | { acquired: false; reason: "not-found" };
@@ -98,6 +100,7 @@ interface TakenRow {
   until: Date | null;
   remaining_ms: number;
   intent_id: string | null;
+  row: Record<string, unknown> | null;
 }
 
 export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumns<DB, TB>): LeaseLock<DB> {
@@ -176,7 +179,8 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
       // A loser then reads the holder's expiry with FOR SHARE, which conflicts with the winner's UPDATE and
       // so follows the row to its newest committed version (a plain read, or FOR KEY SHARE, which does not
       // conflict with a non-key UPDATE, would return the statement's older snapshot: no expiry at all).
-      // Losers thus learn when to come back without a second round trip.
+      // Losers thus learn when to come back without a second round trip. The winner gets the row as it
+      // left it, so work that needs the row's other columns does not read it again.
       const intent = options.intent ? sql`, intent AS (${options.intent()})` : sql``;
       const intentId = options.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
       const taken = await sql<TakenRow>`${prepared}
@@ -188,10 +192,11 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
           RETURNING *, ${fence} AS lease_lock_fence, ${token} AS lease_lock_token, ${lockedUntil} AS lease_lock_until
         )${intent}
         SELECT true AS acquired, lease_lock_token::text AS token, lease_lock_fence::text AS fence, lease_lock_until AS until,
-               ${millisecondsLeft(sql`lease_lock_until`)} AS remaining_ms, ${intentId} AS intent_id
+               ${millisecondsLeft(sql`lease_lock_until`)} AS remaining_ms, ${intentId} AS intent_id,
+               to_jsonb(acquired) - 'lease_lock_fence' - 'lease_lock_token' - 'lease_lock_until' AS row
           FROM acquired
         UNION ALL
-        SELECT false, NULL, NULL, holder.until, ${millisecondsLeft(sql`holder.until`)}, NULL
+        SELECT false, NULL, NULL, holder.until, ${millisecondsLeft(sql`holder.until`)}, NULL, NULL
           FROM (SELECT ${lockedUntil} AS until FROM ${table}
                  WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE) AS holder`.execute(db);
       const row = taken.rows[0];
@@ -204,7 +209,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
         { token: row.token!, fence: BigInt(row.fence!), until: row.until!, remainingMs: row.remaining_ms },
         options,
       );
-      return { acquired: true, lease, intentId: row.intent_id };
+      return { acquired: true, lease, intentId: row.intent_id, row: row.row! };
     },
 
     async inspect(db, rowId) {

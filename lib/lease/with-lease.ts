@@ -50,6 +50,8 @@ export interface WithLeaseOptions<DB> {
 export interface LeaseSection {
   lease: LeaseHandle;
   intentId: string | null;
+  /** The protected row as the acquisition left it (see `Acquisition`). */
+  row: Record<string, unknown>;
   /** Every call the work makes carries `deadline.signal`; it fires before the lease can expire. */
   deadline: Deadline;
   /**
@@ -144,6 +146,7 @@ export async function withLease<DB, T>(
   const section: LeaseSection = {
     lease,
     intentId: acquisition.intentId,
+    row: acquisition.row,
     deadline,
     async checkpoint(nextStep, verify) {
       const stillMine = async (check: () => Promise<boolean>) =>

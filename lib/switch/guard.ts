@@ -23,7 +23,16 @@ export interface GuardedSection {
   deadline: Deadline;
   /** The lease's fencing token, for guards that have one. */
   fence?: bigint;
-  savePrimary(user: User, primaryIdentityId: string): Promise<void>;
+  /**
+   * Saves the user's new primary; `finishing`: the switch's last write, which a journaling guard sends
+   * together with the record that the operation is done.
+   */
+  savePrimary(user: User, primaryIdentityId: string, options?: { finishing: boolean }): Promise<void>;
+  /**
+   * The user as the guard read it when it took hold (the lease's acquiring statement returns the row), if
+   * nothing can have changed it since; otherwise undefined, and the steps read it themselves.
+   */
+  acquiredUser?: User;
   /** Switches that earlier holders left unfinished, to reconcile before doing anything else. */
   leftovers: JournalEntry[];
   markRecovered(entry: JournalEntry, message: string): Promise<void>;

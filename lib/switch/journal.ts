@@ -7,6 +7,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
+import { userSave, type User } from "./users";
 
 export interface JournalEntry {
   id: string;
@@ -92,6 +93,23 @@ export async function advance(
        AND users.id = switch_journal.user_id AND users.identity_action_lock_token = ${leaseToken}
     RETURNING users.identity_action_locked_until > now() AS unexpired`.execute(db);
   return rows[0]?.unexpired ?? false;
+}
+
+/**
+ * The switch's last write: saves the user's new primary and records the entry `done`, in one statement
+ * (one durable commit instead of two). Like `advance`, the journal is written only by the lease's owner.
+ */
+export async function saveAndFinish(db: Kysely<Database>, id: string, leaseToken: string, user: User): Promise<void> {
+  await db
+    .with("saved", (creator) => userSave(creator, user).returning("id"))
+    .updateTable("switch_journal")
+    .from("users")
+    .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
+    .where("switch_journal.id", "=", id)
+    .where("switch_journal.step", "<>", "resolved")
+    .whereRef("users.id", "=", "switch_journal.user_id")
+    .where("users.identity_action_lock_token", "=", leaseToken)
+    .execute();
 }
 
 /**

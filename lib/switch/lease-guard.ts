@@ -25,7 +25,7 @@ import { recordEvent, shortId } from "./events";
 import type { Guard } from "./guard";
 import { identityActionLease } from "./identity-action-lease";
 import * as journal from "./journal";
-import { saveUser } from "./users";
+import { saveUser, type User } from "./users";
 
 export interface LeaseGuardOptions {
   ttlMs: number;
@@ -84,6 +84,10 @@ export function leaseGuard({
         return await withLease(identityActionLease, userId, options, async (section) => {
           const journalId = section.intentId!;
           const { fence, token } = section.lease;
+          const acquiredUser = userFromRow(section.row);
+          // The primary the intent recorded as the switch's starting point.
+          let journaledFrom = acquiredUser.primaryIdentityId;
+          let finished = false;
           const leftovers = await journal.openEntries(db, userId, journalId);
           for (const entry of leftovers.filter((each) => each.endedWith === null)) {
             await recordEvent(db, {
@@ -99,14 +103,26 @@ export function leaseGuard({
               db,
               deadline: section.deadline,
               fence,
-              savePrimary: async (user, primaryIdentityId) => void (await saveUser(db, { ...user, primaryIdentityId })),
+              savePrimary: async (user, primaryIdentityId, options) => {
+                if (!options?.finishing) return void (await saveUser(db, { ...user, primaryIdentityId }));
+                await journal.saveAndFinish(db, journalId, token, { ...user, primaryIdentityId });
+                finished = true;
+              },
+              // A recovery may have changed the user since the acquiring statement read it.
+              acquiredUser: leftovers.length === 0 ? acquiredUser : undefined,
               leftovers,
               markRecovered: async (entry, message) => {
                 await journal.resolve(db, entry.id, operationId);
                 await recordEvent(db, { userId, operationId, kind: "recovered", message });
               },
               reached: async (step, fromIdentityId) => {
-                const record = () => journal.advance(db, journalId, token, step, fromIdentityId);
+                // The intent is `acquired` from the same starting point: nothing to write. The lease is then
+                // known to be mine from the acquisition's own answer (the deadline's remaining time).
+                const unchanged = step === "acquired" && fromIdentityId === journaledFrom;
+                const record = unchanged
+                  ? async () => true
+                  : () => journal.advance(db, journalId, token, step, fromIdentityId);
+                if (fromIdentityId !== undefined) journaledFrom = fromIdentityId;
                 const next = nextStepAfter[step];
                 if (next) await section.checkpoint(next, record);
                 else await record();
@@ -129,9 +145,8 @@ export function leaseGuard({
                 );
               },
             });
-            // No separate `saved` step: a crash between the save and `done` is recovered from `linked`, where
-            // the provider already shows the switch finished (one durable commit fewer per switch).
-            await journal.advance(db, journalId, token, "done");
+            // No separate `saved` step: the save and `done` are one write (`finishing`), or nothing was saved.
+            if (!finished) await journal.advance(db, journalId, token, "done");
             return result;
           } catch (error) {
             if (error instanceof WorkCrashed) throw error; // a dead process writes nothing more
@@ -166,3 +181,10 @@ export function leaseGuard({
     },
   };
 }
+
+/** The user as the lease's acquiring statement returned its row. */
+const userFromRow = (row: Record<string, unknown>): User => ({
+  id: String(row.id),
+  displayName: String(row.display_name),
+  primaryIdentityId: String(row.primary_identity_id),
+});

@@ -46,7 +46,7 @@ export async function promoteToPrimary(
     for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
 
     // Read inside the guarded section: state read before it may already be stale.
-    const user = await findUser(section.db, userId);
+    const user = section.acquiredUser ?? (await findUser(section.db, userId));
     if (!user) throw new UserNotFound(userId);
     await section.reached("acquired", user.primaryIdentityId);
     if (user.primaryIdentityId === identityId) return { primaryIdentityId: identityId, changed: false };
@@ -55,7 +55,7 @@ export async function promoteToPrimary(
     await section.reached("unlinked");
     await providerStep(section, "link", () => linkTolerant(provider, identityId, user.primaryIdentityId, context));
     await section.reached("linked");
-    await section.savePrimary(user, identityId);
+    await section.savePrimary(user, identityId, { finishing: true });
     return { primaryIdentityId: identityId, changed: true };
   });
   return { ...outcome, operationId };

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, QueryCreator } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
 import { identityActionLease } from "./identity-action-lease";
@@ -100,6 +100,11 @@ export async function saveUser(
   user: User | UserWithLock,
   expectedVersion?: number,
 ): Promise<boolean> {
+  return (await userSave(db, user, expectedVersion).executeTakeFirst()).numUpdatedRows === 1n;
+}
+
+/** The entity save as a statement, for callers that send it along with another (a CTE). */
+export function userSave(db: QueryCreator<Database>, user: User | UserWithLock, expectedVersion?: number) {
   const lock =
     "lock" in user
       ? {
@@ -119,7 +124,7 @@ export async function saveUser(
     }))
     .where("id", "=", user.id);
   if (expectedVersion !== undefined) update = update.where("version", "=", expectedVersion);
-  return (await update.executeTakeFirst()).numUpdatedRows === 1n;
+  return update;
 }
 
 export async function readVersion(db: Kysely<Database>, userId: string): Promise<number | null> {
