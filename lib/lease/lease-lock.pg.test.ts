@@ -91,6 +91,20 @@ describe("lease lock on real PostgreSQL", () => {
     });
   });
 
+  it("hands the winner the row as the acquisition left it, so the work needs no read of its own", async () => {
+    await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
+    const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
+    const lease = held(acquisition);
+    expect(acquisition.acquired && acquisition.row).toMatchObject({
+      id: "ada",
+      display_name: "Ada L.",
+      identity_action_lock_token: lease.token,
+      identity_action_fence: Number(lease.fence),
+    });
+    await lease.release();
+    await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
+  });
+
   it("grows the fence by one at every acquisition", async () => {
     const fences: bigint[] = [];
     for (let round = 0; round < 3; round++) {
