@@ -6,6 +6,7 @@ import * as leaseLockedUntil from "./migrations/0004_lease_locked_until";
 import * as sessions from "./migrations/0005_sessions";
 import * as journalInFlight from "./migrations/0006_journal_in_flight";
 import * as timeline from "./migrations/0007_timeline";
+import * as idpCallFunctions from "./migrations/0008_idp_call_functions";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   "0005_sessions": sessions,
   "0006_journal_in_flight": journalInFlight,
   "0007_timeline": timeline,
+  "0008_idp_call_functions": idpCallFunctions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
