@@ -1,8 +1,9 @@
 /**
  * The timeline: every switch request becomes a lane of phases (waiting, acquire, unlink, link, save,
  * renew, release, paused, …) with the lease drawn from its acquisition to its current expiry. A recorder
- * keeps its lane in memory and writes it whole, coalesced, through the lab's own pool, so recording never
- * waits for the app's pool nor slows the operation down; each write notifies every instance (a trigger).
+ * keeps its lane in memory; the lanes that changed are written whole, together, through the lab's own pool,
+ * so recording never waits for the app's pool nor slows the operation down; each lane written notifies
+ * every instance (a trigger).
  *
  * Times are the database's clock: this process measures its offset to `clock_timestamp()` and stamps
  * phases with it, so lanes written by two instances line up.
@@ -85,9 +86,10 @@ const clock = (iso: string): string => iso.slice(11, 23);
 
 export class OperationRecorder implements PhaseRecorder {
   private readonly lane: Lane;
-  private writing: Promise<void> | null = null;
-  private changedSinceWrite = false;
-  private failed = false;
+  /** Changes made, and changes written (the lane writer's bookkeeping). */
+  version = 0;
+  writtenVersion = 0;
+  failed = false;
   private openAcquire: EndPhase | null = null;
   private openRelease: EndPhase | null = null;
 
@@ -212,7 +214,7 @@ export class OperationRecorder implements PhaseRecorder {
     }
     Object.assign(this.lane, { answeredAt, status, problemType });
     this.changed();
-    while (this.writing) await this.writing;
+    await laneWriter.written(this);
   }
 
   private async refused(heldUntil: Date | null, acquire: EndPhase | undefined): Promise<void> {
@@ -235,31 +237,17 @@ export class OperationRecorder implements PhaseRecorder {
       .catch((error: unknown) => console.error("[timeline] could not record the refusal:", error));
   }
 
-  // Writes are coalesced: one in flight per lane, the latest state written last.
   private changed(): void {
     if (!this.lane.operationId) return;
-    if (this.writing) {
-      this.changedSinceWrite = true;
-      return;
-    }
-    this.writing = this.writeUntilCurrent();
+    this.version++;
+    laneWriter.mark(this);
   }
 
-  private async writeUntilCurrent(): Promise<void> {
-    do {
-      this.changedSinceWrite = false;
-      await Promise.resolve(); // changes made in the same tick go in one write
-      await this.write().catch((error: unknown) => {
-        if (!this.failed) console.error("[timeline] could not record operation", this.lane.operationId, error);
-        this.failed = true;
-      });
-    } while (this.changedSinceWrite);
-    this.writing = null;
-  }
-
-  private async write(): Promise<void> {
+  /** The lane as a row of `operation_lanes`. */
+  row() {
     const lane = this.lane;
-    const row = {
+    return {
+      operation_id: lane.operationId,
       user_id: lane.userId,
       instance: lane.instance,
       strategy: lane.strategy,
@@ -271,13 +259,72 @@ export class OperationRecorder implements PhaseRecorder {
       lease: lane.lease ? JSON.stringify(lane.lease) : null,
       phases: JSON.stringify(lane.phases),
     };
-    await this.db
+  }
+}
+
+/**
+ * Writes the lanes that changed, all of them in one statement, one statement in flight per process: under
+ * load a write carries many lanes and many changes of each (64 switches at once are a few statements per
+ * step, not one per phase of each), and alone a lane is written as soon as it changes.
+ */
+class LaneWriter {
+  private readonly dirty = new Map<string, OperationRecorder>();
+  private flushing: Promise<void> | null = null;
+
+  mark(recorder: OperationRecorder): void {
+    this.dirty.set(recorder.operationId, recorder);
+    this.flushing ??= this.flushUntilClean();
+  }
+
+  /** Until the recorder's latest change is written (or writing it failed). */
+  async written(recorder: OperationRecorder): Promise<void> {
+    while (recorder.writtenVersion < recorder.version && !recorder.failed) {
+      this.flushing ??= this.flushUntilClean();
+      await this.flushing;
+    }
+  }
+
+  private async flushUntilClean(): Promise<void> {
+    await Promise.resolve(); // changes made in the same tick go in one write
+    while (this.dirty.size > 0) {
+      const batch = [...this.dirty.values()].map((recorder) => ({ recorder, version: recorder.version }));
+      this.dirty.clear();
+      try {
+        await this.write(batch.map(({ recorder }) => recorder.row()));
+        for (const { recorder, version } of batch) recorder.writtenVersion = Math.max(recorder.writtenVersion, version);
+      } catch (error) {
+        for (const { recorder } of batch) {
+          if (!recorder.failed) console.error("[timeline] could not record operation", recorder.operationId, error);
+          recorder.failed = true;
+        }
+      }
+    }
+    this.flushing = null;
+  }
+
+  private async write(rows: ReturnType<OperationRecorder["row"]>[]): Promise<void> {
+    await instrumentDb()
       .insertInto("operation_lanes")
-      .values({ operation_id: lane.operationId, ...row })
-      .onConflict((conflict) => conflict.column("operation_id").doUpdateSet(row))
+      .values(rows)
+      .onConflict((conflict) =>
+        conflict.column("operation_id").doUpdateSet((eb) => ({
+          user_id: eb.ref("excluded.user_id"),
+          instance: eb.ref("excluded.instance"),
+          strategy: eb.ref("excluded.strategy"),
+          to_identity_id: eb.ref("excluded.to_identity_id"),
+          requested_at: eb.ref("excluded.requested_at"),
+          answered_at: eb.ref("excluded.answered_at"),
+          status: eb.ref("excluded.status"),
+          problem_type: eb.ref("excluded.problem_type"),
+          lease: eb.ref("excluded.lease"),
+          phases: eb.ref("excluded.phases"),
+        })),
+      )
       .execute();
   }
 }
+
+const laneWriter = new LaneWriter();
 
 /** A recorder for a new request, once the database's clock is known. */
 export async function startRecording(lane: {
