@@ -112,15 +112,18 @@ try {
     scaling.push(...waves);
   }
 
-  const bystander = [
-    await bystanderReads(
+  // The idle baseline three times (before each strategy's series and after both): its median p99 is the
+  // reference, as a single idle run's tail is as noisy as a loaded one's.
+  const idleReads = () =>
+    bystanderReads(
       baseUrl,
       db,
       { ...plan.bystander, strategy: "lease", users: 0, poolSize: bystanderPoolSize, latencyMs: scalingLatencyMs },
       progress,
-    ),
-  ];
-  for (const strategy of shuffled(["lease", "transaction"] as Strategy[], random))
+    );
+  const bystander = [];
+  for (const strategy of shuffled(["lease", "transaction"] as Strategy[], random)) {
+    bystander.push(await idleReads());
     for (const users of plan.bystander.userCounts)
       bystander.push(
         await bystanderReads(
@@ -130,6 +133,8 @@ try {
           progress,
         ),
       );
+  }
+  bystander.push(await idleReads());
 
   progress("starting a second app instance on the same database");
   apps.push(await startApp({ databaseUrl, port: ports[1]!, env: appEnv }));
