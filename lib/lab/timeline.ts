@@ -86,10 +86,11 @@ const clock = (iso: string): string => iso.slice(11, 23);
 
 export class OperationRecorder implements PhaseRecorder {
   private readonly lane: Lane;
-  /** Changes made, and changes written (the lane writer's bookkeeping). */
+  /** Changes made, and changes whose write has ended, well or not (the lane writer's bookkeeping). */
   version = 0;
-  writtenVersion = 0;
-  failed = false;
+  attemptedVersion = 0;
+  readonly waiters: { version: number; resolve: () => void }[] = [];
+  failureLogged = false;
   private openAcquire: EndPhase | null = null;
   private openRelease: EndPhase | null = null;
 
@@ -268,38 +269,45 @@ export class OperationRecorder implements PhaseRecorder {
  * step, not one per phase of each), and alone a lane is written as soon as it changes.
  */
 class LaneWriter {
-  private readonly dirty = new Map<string, OperationRecorder>();
-  private flushing: Promise<void> | null = null;
+  private readonly dirty = new Set<OperationRecorder>();
+  private running = false;
 
   mark(recorder: OperationRecorder): void {
-    this.dirty.set(recorder.operationId, recorder);
-    this.flushing ??= this.flushUntilClean();
+    this.dirty.add(recorder);
+    if (!this.running) void this.writeUntilClean();
   }
 
-  /** Until the recorder's latest change is written (or writing it failed). */
-  async written(recorder: OperationRecorder): Promise<void> {
-    while (recorder.writtenVersion < recorder.version && !recorder.failed) {
-      this.flushing ??= this.flushUntilClean();
-      await this.flushing;
-    }
+  /** Until the write of the recorder's latest change has ended (a failed write is logged, not retried). */
+  written(recorder: OperationRecorder): Promise<void> {
+    if (recorder.attemptedVersion >= recorder.version) return Promise.resolve();
+    return new Promise((resolve) => recorder.waiters.push({ version: recorder.version, resolve }));
   }
 
-  private async flushUntilClean(): Promise<void> {
+  private async writeUntilClean(): Promise<void> {
+    this.running = true;
     await Promise.resolve(); // changes made in the same tick go in one write
     while (this.dirty.size > 0) {
-      const batch = [...this.dirty.values()].map((recorder) => ({ recorder, version: recorder.version }));
+      const batch = [...this.dirty].map((recorder) => ({ recorder, version: recorder.version }));
       this.dirty.clear();
+      // One row per operation (an upsert may not touch a row twice): the last recorder's, if two shared one.
+      const rows = new Map(batch.map(({ recorder }) => [recorder.operationId, recorder.row()]));
       try {
-        await this.write(batch.map(({ recorder }) => recorder.row()));
-        for (const { recorder, version } of batch) recorder.writtenVersion = Math.max(recorder.writtenVersion, version);
+        await this.write([...rows.values()]);
       } catch (error) {
         for (const { recorder } of batch) {
-          if (!recorder.failed) console.error("[timeline] could not record operation", recorder.operationId, error);
-          recorder.failed = true;
+          if (!recorder.failureLogged)
+            console.error("[timeline] could not record operation", recorder.operationId, error);
+          recorder.failureLogged = true;
         }
       }
+      for (const { recorder, version } of batch) {
+        recorder.attemptedVersion = Math.max(recorder.attemptedVersion, version);
+        // Waiters wait for the version of their time: versions only grow, so the due ones come first.
+        while (recorder.waiters[0] && recorder.waiters[0].version <= recorder.attemptedVersion)
+          recorder.waiters.shift()!.resolve();
+      }
     }
-    this.flushing = null;
+    this.running = false;
   }
 
   private async write(rows: ReturnType<OperationRecorder["row"]>[]): Promise<void> {
