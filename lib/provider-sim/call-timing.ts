@@ -17,8 +17,9 @@ export class RecentTimes {
 
   constructor(private readonly keep = 16) {}
 
+  /** A time may be negative: a timer can fire early by under a millisecond (its clock is whole milliseconds). */
   note(ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) return;
+    if (!Number.isFinite(ms)) return;
     this.times.push(ms);
     if (this.times.length > this.keep) this.times.shift();
   }

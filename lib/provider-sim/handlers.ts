@@ -80,12 +80,14 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
+      const { applyLimitMs } = settings.provider;
+      // The provider's hard limit: a request it could not apply in time is dropped, answered at the limit.
+      const dropped = (outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs;
       const sentAt = sentAtOf(request, started);
-      const answerAt = sentAt + latencyMs - deliveryMs();
+      const answerAt = sentAt + (dropped ? applyLimitMs : latencyMs) - deliveryMs();
       const waitMs = Math.max(0, answerAt - performance.now() - recentWorkMs[name].high());
       const waitEnds = performance.now() + waitMs;
-      const timing = { latencyMs, waitMs, applyLimitMs: settings.provider.applyLimitMs };
-      const played = await play(outcome, timing, chaos.retryAfterSeconds, request.signal, apply);
+      const played = await play(dropped ? "dropped" : outcome, waitMs, chaos.retryAfterSeconds, request.signal, apply);
       // As the caller will see it: answered at `answerAt` at the earliest, and the answer's way back.
       const durationMs = Math.max(performance.now(), answerAt) + deliveryMs() - sentAt;
       await db
@@ -99,7 +101,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           duration_ms: Math.round(durationMs),
         })
         .execute();
-      if (outcome === "ok") recentWorkMs[name].note(performance.now() - waitEnds);
+      if (outcome === "ok" && !dropped) recentWorkMs[name].note(performance.now() - waitEnds);
       await delayUntil(answerAt);
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
@@ -186,8 +188,8 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
 }
 
 async function play(
-  outcome: ScriptedOutcome,
-  { latencyMs, waitMs, applyLimitMs }: { latencyMs: number; waitMs: number; applyLimitMs: number },
+  outcome: ScriptedOutcome | "dropped",
+  waitMs: number,
   retryAfterSeconds: number,
   signal: AbortSignal,
   apply: () => Promise<Answer>,
@@ -196,9 +198,9 @@ async function play(
     await untilAborted(signal, hangLimitMs);
     return { answer: "network-error", logStatus: 0, outcome: "timeout" };
   }
-  if ((outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs) {
-    // The provider's hard limit: a request it could not apply in time is dropped, never applied later.
-    await delay(Math.max(0, waitMs - (latencyMs - applyLimitMs)));
+  if (outcome === "dropped") {
+    // Not applied, now or later.
+    await delay(waitMs);
     const dropped = new IdpError(
       504,
       "Gateway Timeout",
