@@ -40,7 +40,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         PERFORM idp.refuse(409, 'Conflict', format('Fencing token %s is older than token %s, already used on %s',
                            token, newer.fence, newer.account_user_id), 'fenced_token');
       END IF;
-      INSERT INTO idp.fences (account_user_id, fence) SELECT unnest(accounts), token
+      -- In one order, like the accounts' locks: two calls naming the same two accounts never deadlock.
+      INSERT INTO idp.fences (account_user_id, fence) SELECT account, token FROM unnest(accounts) AS account ORDER BY account
         ON CONFLICT (account_user_id) DO UPDATE SET fence = greatest(idp.fences.fence, excluded.fence);
     END $$`.execute(db);
 
