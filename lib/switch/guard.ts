@@ -37,8 +37,8 @@ export interface GuardedSection {
   leftovers: JournalEntry[];
   markRecovered(entry: JournalEntry, message: string): Promise<void>;
   /**
-   * Records the step just reached (with the primary the switch starts from, at `acquired`) and, before
-   * the next irreversible step, makes sure the guard still holds.
+   * Records the step just reached (with the primary the switch starts from, at `acquired`; nothing when
+   * the record already says so) and, before the next irreversible step, makes sure the guard still holds.
    */
   reached(step: JournalStep, fromIdentityId?: string): Promise<void>;
   /** A provider write got no answer: it may still land, so nobody may trust a read until it cannot. */

@@ -117,7 +117,9 @@ export function leaseGuard({
               },
               reached: async (step, fromIdentityId) => {
                 // The intent is `acquired` from the same starting point: nothing to write. The lease is then
-                // known to be mine from the acquisition's own answer (the deadline's remaining time).
+                // known to be mine from the acquisition's own answer (the deadline's remaining time), as long
+                // as only the lease writes its columns: the lab's `lockColumnMapped` rename, which wipes them
+                // on purpose, is caught at the next owner-checked write instead of before the unlink.
                 const unchanged = step === "acquired" && fromIdentityId === journaledFrom;
                 const record = unchanged
                   ? async () => true
