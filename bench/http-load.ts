@@ -190,8 +190,8 @@ export interface BystanderResult {
 /**
  * A bystander (alan, who never switches) reads his own page every `readEveryMs`, open loop (sent on
  * schedule whether or not the last one answered, so a stalled pool shows as slow reads, not fewer), while
- * K users switch back and forth without pause (closed loop per user), from the moment each of them has
- * switched once. K = 0 is the idle baseline.
+ * K users switch back and forth without pause (closed loop per user), from the moment the first of their
+ * switches have answered. K = 0 is the idle baseline.
  */
 export async function bystanderReads(
   baseUrl: string,
@@ -213,15 +213,17 @@ export async function bystanderReads(
   for (let i = 0; i < 20; i++) await bystander.get("/api/users/alan");
   progress(`bystander, ${options.users === 0 ? "idle" : options.strategy}: K=${options.users} P=${options.poolSize}`);
   let running = true;
-  // The load's warm-up: reads are measured once every user has switched once, so they see the load's
-  // steady state, not its first burst (K switches arriving at the same moment).
-  let warmedUp = 0;
-  let allWarm = () => {};
-  const warm = new Promise<void>((resolve) => (allWarm = resolve));
+  // The load's warm-up: reads are measured once the first switches have answered (all K, or 16), so they
+  // see the load's steady state, not its first burst (K switches arriving at the same moment).
+  const warmupSwitches = Math.min(options.users, 16);
+  let answered = 0;
+  let warmedUp = () => {};
+  const warm = new Promise<void>((resolve) => (warmedUp = resolve));
   const load = Array.from({ length: options.users }, async (_, index) => {
-    await switchOnce(index);
-    if (++warmedUp === options.users) allWarm();
-    while (running) await switchOnce(index);
+    while (running) {
+      await switchOnce(index);
+      if (++answered === warmupSwitches) warmedUp();
+    }
   });
   if (options.users > 0) await warm;
   const times: number[] = [];

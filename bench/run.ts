@@ -53,13 +53,13 @@ const plan = quick
   : {
       micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
       contention: { acquirers: [10, 50, 90], samples: 1_000, repetitions: 3 },
-      single: { strategies: [...strategies], latencyMs: 50, samples: 20, repetitions: 3, warmup: 5 },
+      single: { strategies: [...strategies], latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
       scaling: {
         strategies: ["lease", "transaction", "advisory"] as Strategy[],
         userCounts: [1, 4, 16, 64],
         poolSizes: [2, 4, 16],
       },
-      bystander: { userCounts: [1, 4, 16, 64], reads: 1_000, readEveryMs: 4 },
+      bystander: { userCounts: [1, 4, 16, 64], reads: 1_000, readEveryMs: 3 },
       twoInstances: { users: 16, repetitions: 3 },
     };
 const scalingLatencyMs = 200;
