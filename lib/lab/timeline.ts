@@ -263,51 +263,69 @@ export class OperationRecorder implements PhaseRecorder {
   }
 }
 
+/** How long changes gather before the lanes that changed are written: the live view's frame, 40 a second. */
+const laneWriteEveryMs = 25;
+
 /**
- * Writes the lanes that changed, all of them in one statement, one statement in flight per process: under
- * load a write carries many lanes and many changes of each (64 switches at once are a few statements per
- * step, not one per phase of each), and alone a lane is written as soon as it changes.
+ * Writes the lanes that changed, all of them in one statement, at most one statement in flight and one
+ * per `laneWriteEveryMs` per process: a switch's ten phase changes are three or four writes, 64 switches
+ * at once a few statements per step. A request's answer does not wait for the window: its lane is written
+ * at once.
  */
 class LaneWriter {
   private readonly dirty = new Set<OperationRecorder>();
-  private running = false;
+  private writing = false;
+  private due: ReturnType<typeof setTimeout> | null = null;
 
   mark(recorder: OperationRecorder): void {
     this.dirty.add(recorder);
-    if (!this.running) void this.writeUntilClean();
+    this.writeSoon();
   }
 
   /** Until the write of the recorder's latest change has ended (a failed write is logged, not retried). */
   written(recorder: OperationRecorder): Promise<void> {
     if (recorder.attemptedVersion >= recorder.version) return Promise.resolve();
-    return new Promise((resolve) => recorder.waiters.push({ version: recorder.version, resolve }));
+    const done = new Promise<void>((resolve) => recorder.waiters.push({ version: recorder.version, resolve }));
+    this.writeNow();
+    return done;
   }
 
-  private async writeUntilClean(): Promise<void> {
-    this.running = true;
-    await Promise.resolve(); // changes made in the same tick go in one write
-    while (this.dirty.size > 0) {
-      const batch = [...this.dirty].map((recorder) => ({ recorder, version: recorder.version }));
-      this.dirty.clear();
-      // One row per operation (an upsert may not touch a row twice): the last recorder's, if two shared one.
-      const rows = new Map(batch.map(({ recorder }) => [recorder.operationId, recorder.row()]));
-      try {
-        await this.write([...rows.values()]);
-      } catch (error) {
-        for (const { recorder } of batch) {
-          if (!recorder.failureLogged)
-            console.error("[timeline] could not record operation", recorder.operationId, error);
-          recorder.failureLogged = true;
-        }
-      }
-      for (const { recorder, version } of batch) {
-        recorder.attemptedVersion = Math.max(recorder.attemptedVersion, version);
-        // Waiters wait for the version of their time: versions only grow, so the due ones come first.
-        while (recorder.waiters[0] && recorder.waiters[0].version <= recorder.attemptedVersion)
-          recorder.waiters.shift()!.resolve();
+  private writeSoon(): void {
+    this.due ??= setTimeout(() => this.writeNow(), laneWriteEveryMs);
+    this.due.unref?.();
+  }
+
+  private writeNow(): void {
+    if (this.due) clearTimeout(this.due);
+    this.due = null;
+    if (!this.writing && this.dirty.size > 0) void this.writeOnce();
+  }
+
+  private async writeOnce(): Promise<void> {
+    this.writing = true;
+    const batch = [...this.dirty].map((recorder) => ({ recorder, version: recorder.version }));
+    this.dirty.clear();
+    // One row per operation (an upsert may not touch a row twice): the last recorder's, if two shared one.
+    const rows = new Map(batch.map(({ recorder }) => [recorder.operationId, recorder.row()]));
+    try {
+      await this.write([...rows.values()]);
+    } catch (error) {
+      for (const { recorder } of batch) {
+        if (!recorder.failureLogged)
+          console.error("[timeline] could not record operation", recorder.operationId, error);
+        recorder.failureLogged = true;
       }
     }
-    this.running = false;
+    for (const { recorder, version } of batch) {
+      recorder.attemptedVersion = Math.max(recorder.attemptedVersion, version);
+      // Waiters wait for the version of their time: versions only grow, so the due ones come first.
+      while (recorder.waiters[0] && recorder.waiters[0].version <= recorder.attemptedVersion)
+        recorder.waiters.shift()!.resolve();
+    }
+    this.writing = false;
+    // Changes made meanwhile: at once if an answer waits for one of them, else in the next window.
+    if ([...this.dirty].some((recorder) => recorder.waiters.length > 0)) this.writeNow();
+    else if (this.dirty.size > 0) this.writeSoon();
   }
 
   private async write(rows: ReturnType<OperationRecorder["row"]>[]): Promise<void> {
