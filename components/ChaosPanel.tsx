@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { bounds, latencyModes, providerEndpoints, scriptedOutcomes } from "@/lib/lab/settings-schema";
 import type { LabSettings, ProviderEndpoint, ScriptedOutcome } from "./api";
-import { Field, NumberField } from "./fields";
+import { CheckboxField, Field, NumberField } from "./fields";
 import { presetsQuery } from "./queries";
 import { useLabSettings } from "./useLab";
 
@@ -76,19 +76,12 @@ export function ChaosPanel() {
           </select>
         )}
       </Field>
-      <Field
+      <CheckboxField
         label="Enforce fencing tokens"
         hint="refuse a call whose token is older than one already seen for the account"
-      >
-        {(id) => (
-          <input
-            id={id}
-            type="checkbox"
-            checked={provider.enforceFencing}
-            onChange={(event) => update.mutate({ provider: { enforceFencing: event.target.checked } })}
-          />
-        )}
-      </Field>
+        checked={provider.enforceFencing}
+        onToggle={(checked) => update.mutate({ provider: { enforceFencing: checked } })}
+      />
       <Field label="Settings below apply to">
         {(id) => (
           <select id={id} value={scope} onChange={(event) => setScope(event.target.value as Scope)}>

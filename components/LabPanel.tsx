@@ -4,7 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { bounds, strategies } from "@/lib/lab/settings-schema";
 import { api, type Strategy } from "./api";
 import { FaultControls } from "./FaultControls";
-import { Field, NumberField } from "./fields";
+import { CheckboxField, Field, NumberField } from "./fields";
 import { useLabSettings } from "./useLab";
 
 const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
@@ -88,42 +88,24 @@ export function LabPanel() {
         step={1}
         onCommit={(poolSize) => update.mutate({ poolSize })}
       />
-      <Field
+      <CheckboxField
         label="Lease safeguards"
         hint="deadline inside the lease, renewal, checks before each step; off: the textbook lease"
-      >
-        {(id) => (
-          <input
-            id={id}
-            type="checkbox"
-            checked={settings.leaseSafeguards}
-            onChange={(event) => update.mutate({ leaseSafeguards: event.target.checked })}
-          />
-        )}
-      </Field>
-      <Field
+        checked={settings.leaseSafeguards}
+        onToggle={(checked) => update.mutate({ leaseSafeguards: checked })}
+      />
+      <CheckboxField
         label="Lock column mapped"
         hint="a rename saves every column it read, the lease's too (as an ORM mapping them does): it wipes a lease taken meanwhile"
-      >
-        {(id) => (
-          <input
-            id={id}
-            type="checkbox"
-            checked={settings.lockColumnMapped}
-            onChange={(event) => update.mutate({ lockColumnMapped: event.target.checked })}
-          />
-        )}
-      </Field>
-      <Field label="Client guard" hint="disable the buttons while a request is pending">
-        {(id) => (
-          <input
-            id={id}
-            type="checkbox"
-            checked={settings.clientGuard}
-            onChange={(event) => update.mutate({ clientGuard: event.target.checked })}
-          />
-        )}
-      </Field>
+        checked={settings.lockColumnMapped}
+        onToggle={(checked) => update.mutate({ lockColumnMapped: checked })}
+      />
+      <CheckboxField
+        label="Client guard"
+        hint="disable the buttons while a request is pending"
+        checked={settings.clientGuard}
+        onToggle={(checked) => update.mutate({ clientGuard: checked })}
+      />
       <FaultControls />
       {update.error && <p role="alert">{update.error.message}</p>}
       <div className="row">

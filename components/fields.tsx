@@ -23,6 +23,25 @@ export function Field({
   );
 }
 
+/** A setting that is on or off, sent as soon as it is toggled. */
+export function CheckboxField({
+  label,
+  hint,
+  checked,
+  onToggle,
+}: {
+  label: string;
+  hint?: string;
+  checked: boolean;
+  onToggle: (checked: boolean) => void;
+}) {
+  return (
+    <Field label={label} hint={hint}>
+      {(id) => <input id={id} type="checkbox" checked={checked} onChange={(event) => onToggle(event.target.checked)} />}
+    </Field>
+  );
+}
+
 /**
  * A number edited freely and sent when the field is left or Enter is pressed. `value` null shows an
  * empty field with `placeholder` (an inherited value); clearing the field commits null when `nullable`.
