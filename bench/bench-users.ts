@@ -1,10 +1,15 @@
 /**
  * Users for the scaling runs: the demo seed has four, the runs need up to 64 switching at once plus a
  * bystander. The bench owns its database, so it writes them straight in after each lab reset (which puts
- * back the demo seed only): the app's rows and the simulated provider's accounts (schema `idp`).
+ * back the demo seed only), with the seed's own inserts: the app's rows and the simulated provider's
+ * accounts (schema `idp`).
  */
-import { sql, type Kysely } from "kysely";
-import { splitIdentityId, type Database } from "../db/schema";
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema";
+import { insertUsers } from "../db/seed";
+import { identityId, seedProviderAccounts, type SeedUser } from "../db/seed-data";
+import type { IdpDatabase } from "../lib/provider-sim/schema";
+import { insertProviderAccounts } from "../lib/provider-sim/store";
 
 export interface BenchUser {
   id: string;
@@ -12,40 +17,28 @@ export interface BenchUser {
   identities: [string, string];
 }
 
-export const benchUsers = (count: number): BenchUser[] =>
-  Array.from({ length: count }, (_, index) => {
-    const id = `bench-${String(index + 1).padStart(3, "0")}`;
-    return { id, identities: [`auth0|${id}-email`, `github|${id}`] };
-  });
+const seedUserOf = (index: number): SeedUser => {
+  const id = `bench-${String(index + 1).padStart(3, "0")}`;
+  return {
+    id,
+    displayName: id,
+    identities: [
+      { provider: "auth0", providerUserId: `${id}-email`, label: `auth0|${id}-email` },
+      { provider: "github", providerUserId: id, label: `github|${id}` },
+    ],
+  };
+};
 
-export async function addBenchUsers(db: Kysely<Database>, users: BenchUser[]): Promise<void> {
+/** Adds `count` bench users, at the app and at the provider, each with two identities. */
+export async function addBenchUsers(db: Kysely<Database>, count: number): Promise<BenchUser[]> {
+  const users = Array.from({ length: count }, (_, index) => seedUserOf(index));
   await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto("users")
-      .values(users.map((user) => ({ id: user.id, display_name: user.id, primary_identity_id: user.identities[0] })))
-      .execute();
-    await trx
-      .insertInto("identities")
-      .values(
-        users.flatMap((user) =>
-          user.identities.map((identityId, position) => ({
-            id: identityId,
-            user_id: user.id,
-            provider: splitIdentityId(identityId).provider,
-            provider_user_id: splitIdentityId(identityId).providerUserId,
-            label: identityId,
-            position,
-          })),
-        ),
-      )
-      .execute();
-    for (const user of users) {
-      await sql`INSERT INTO idp.accounts (user_id) VALUES (${user.identities[0]})`.execute(trx);
-      for (const identityId of user.identities) {
-        const { provider, providerUserId: userId } = splitIdentityId(identityId);
-        await sql`INSERT INTO idp.identities (provider, user_id, account_user_id)
-                  VALUES (${provider}, ${userId}, ${user.identities[0]})`.execute(trx);
-      }
-    }
+    await insertUsers(trx, users);
+    // The same connection writes the provider's schema, whose tables the app's database type leaves out.
+    await insertProviderAccounts(trx as unknown as Kysely<IdpDatabase>, seedProviderAccounts(users));
   });
+  return users.map((user) => ({
+    id: user.id,
+    identities: [identityId(user.identities[0]!), identityId(user.identities[1]!)],
+  }));
 }

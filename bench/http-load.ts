@@ -5,7 +5,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { appClient, type AppClient } from "../test/harness/http-client";
-import { addBenchUsers, benchUsers, type BenchUser } from "./bench-users";
+import { addBenchUsers, type BenchUser } from "./bench-users";
 import { distribution, quantiles, repeated, type Distribution, type Repeated } from "./stats";
 
 export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
@@ -34,8 +34,7 @@ export async function freshLab(
   settings: { strategy: Strategy; poolSize: number; latencyMs: number },
 ): Promise<BenchUser[]> {
   await lab.reset();
-  const users = benchUsers(userCount);
-  await addBenchUsers(db, users);
+  const users = await addBenchUsers(db, userCount);
   await configure(lab, {
     strategy: settings.strategy,
     poolSize: settings.poolSize,

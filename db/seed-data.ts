@@ -56,9 +56,11 @@ export const seedUsers: SeedUser[] = [
 export const identityId = (identity: Pick<SeedIdentity, "provider" | "providerUserId">): string =>
   identityIdOf(identity.provider, identity.providerUserId);
 
-/** The provider's side of the seed: one account per user, its primary identity first. */
-export function seedProviderAccounts(): { userId: string; identities: { provider: string; userId: string }[] }[] {
-  return seedUsers.map((user) => ({
+/** The provider's side of the seed (or of `users`): one account per user, its primary identity first. */
+export function seedProviderAccounts(
+  users: SeedUser[] = seedUsers,
+): { userId: string; identities: { provider: string; userId: string }[] }[] {
+  return users.map((user) => ({
     userId: identityId(user.identities[0]!),
     identities: user.identities.map((identity) => ({ provider: identity.provider, userId: identity.providerUserId })),
   }));

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "./schema";
-import { identityId, seedUsers } from "./seed-data";
+import { identityId, seedUsers, type SeedUser } from "./seed-data";
 
 /**
  * Taken first by every transaction that replaces seeded state wholesale (this one and the simulated
@@ -23,32 +23,37 @@ export async function seedAppData(db: Kysely<Database>): Promise<void> {
     await trx.deleteFrom("lab_settings").execute();
     await trx.deleteFrom("operation_events").execute();
     await trx.deleteFrom("operation_lanes").execute();
-    await trx
-      .insertInto("users")
-      .values(
-        seedUsers.map((user) => ({
-          id: user.id,
-          display_name: user.displayName,
-          primary_identity_id: identityId(user.identities[0]!),
-        })),
-      )
-      .execute();
-    await trx
-      .insertInto("identities")
-      .values(
-        seedUsers.flatMap((user) =>
-          user.identities.map((identity, position) => ({
-            id: identityId(identity),
-            user_id: user.id,
-            provider: identity.provider,
-            provider_user_id: identity.providerUserId,
-            label: identity.label,
-            position,
-          })),
-        ),
-      )
-      .execute();
+    await insertUsers(trx, seedUsers);
   });
+}
+
+/** Adds `users` and their identities (the first one primary) to the app's tables. */
+export async function insertUsers(db: Kysely<Database>, users: SeedUser[]): Promise<void> {
+  await db
+    .insertInto("users")
+    .values(
+      users.map((user) => ({
+        id: user.id,
+        display_name: user.displayName,
+        primary_identity_id: identityId(user.identities[0]!),
+      })),
+    )
+    .execute();
+  await db
+    .insertInto("identities")
+    .values(
+      users.flatMap((user) =>
+        user.identities.map((identity, position) => ({
+          id: identityId(identity),
+          user_id: user.id,
+          provider: identity.provider,
+          provider_user_id: identity.providerUserId,
+          label: identity.label,
+          position,
+        })),
+      ),
+    )
+    .execute();
 }
 
 /** A fresh database gets the demo users (the simulated provider seeds its own accounts when it starts). */

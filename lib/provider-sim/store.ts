@@ -1,6 +1,7 @@
 /**
  * The simulated identity provider's own state (schema `idp`). Each exported operation is atomic on its
- * own, like one call to the real provider; a sequence of them is not. Only the simulator uses this.
+ * own, like one call to the real provider; a sequence of them is not. Only the simulator uses this (and
+ * the bench, to add its users' accounts).
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import { lockForReset } from "../../db/seed";
@@ -124,24 +125,29 @@ export async function resetProviderState(db: Kysely<IdpDatabase>, accounts: Seed
     await trx.deleteFrom("idp.accounts").execute();
     await trx.deleteFrom("idp.calls").execute();
     await trx.deleteFrom("idp.fences").execute();
-    if (accounts.length === 0) return;
-    await trx
-      .insertInto("idp.accounts")
-      .values(accounts.map((account) => ({ user_id: account.userId })))
-      .execute();
-    await trx
-      .insertInto("idp.identities")
-      .values(
-        accounts.flatMap((account) =>
-          account.identities.map((identity) => ({
-            provider: identity.provider,
-            user_id: identity.userId,
-            account_user_id: account.userId,
-          })),
-        ),
-      )
-      .execute();
+    await insertProviderAccounts(trx, accounts);
   });
+}
+
+/** Adds `accounts` (each with its identities) to the provider's state. */
+export async function insertProviderAccounts(db: Kysely<IdpDatabase>, accounts: SeedAccounts): Promise<void> {
+  if (accounts.length === 0) return;
+  await db
+    .insertInto("idp.accounts")
+    .values(accounts.map((account) => ({ user_id: account.userId })))
+    .execute();
+  await db
+    .insertInto("idp.identities")
+    .values(
+      accounts.flatMap((account) =>
+        account.identities.map((identity) => ({
+          provider: identity.provider,
+          user_id: identity.userId,
+          account_user_id: account.userId,
+        })),
+      ),
+    )
+    .execute();
 }
 
 function toIdentity(row: { provider: string; user_id: string }): IdpIdentity {
