@@ -46,14 +46,28 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     END $$`.execute(db);
 
   await sql`
+    CREATE FUNCTION idp.require_account(account text) RETURNS void
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NOT EXISTS (SELECT 1 FROM idp.accounts WHERE user_id = account) THEN
+        PERFORM idp.refuse(404, 'Not Found', 'The user does not exist.', 'inexistent_user');
+      END IF;
+    END $$`.execute(db);
+
+  await sql`
+    CREATE FUNCTION idp.is_linked_under(account text, id_provider text, id_user text) RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+      SELECT EXISTS (SELECT 1 FROM idp.identities
+                      WHERE provider = id_provider AND user_id = id_user AND account_user_id = account)
+    $$`.execute(db);
+
+  await sql`
     CREATE FUNCTION idp.get_account(account text, token bigint) RETURNS jsonb
     LANGUAGE plpgsql AS $$
     BEGIN
       -- A read with a token registers it (a fenced read): older writes are refused from then on.
       IF token IS NOT NULL THEN PERFORM idp.check_fence(ARRAY[account], token, false); END IF;
-      IF NOT EXISTS (SELECT 1 FROM idp.accounts WHERE user_id = account) THEN
-        PERFORM idp.refuse(404, 'Not Found', 'The user does not exist.', 'inexistent_user');
-      END IF;
+      PERFORM idp.require_account(account);
       RETURN jsonb_build_object('user_id', account, 'identities', idp.identities_of(account));
     END $$`.execute(db);
 
@@ -69,11 +83,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       END IF;
       PERFORM 1 FROM idp.accounts WHERE user_id = main FOR UPDATE;
       PERFORM idp.check_fence(ARRAY[main, secondary], token, enforce);
-      IF NOT EXISTS (SELECT 1 FROM idp.accounts WHERE user_id = main) THEN
-        PERFORM idp.refuse(404, 'Not Found', 'The user does not exist.', 'inexistent_user');
-      END IF;
-      IF NOT EXISTS (SELECT 1 FROM idp.identities
-                      WHERE provider = id_provider AND user_id = id_user AND account_user_id = main) THEN
+      PERFORM idp.require_account(main);
+      IF NOT idp.is_linked_under(main, id_provider, id_user) THEN
         PERFORM idp.refuse(404, 'Not Found', 'Identity not found', 'inexistent_identity');
       END IF;
       INSERT INTO idp.accounts (user_id) VALUES (secondary);
@@ -94,11 +105,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       -- Both accounts locked in one order, so that two concurrent links never deadlock.
       PERFORM 1 FROM idp.accounts WHERE user_id IN (main, secondary) ORDER BY user_id FOR UPDATE;
       PERFORM idp.check_fence(ARRAY[main, secondary], token, enforce);
-      IF NOT EXISTS (SELECT 1 FROM idp.accounts WHERE user_id = main) THEN
-        PERFORM idp.refuse(404, 'Not Found', 'The user does not exist.', 'inexistent_user');
-      END IF;
-      IF EXISTS (SELECT 1 FROM idp.identities
-                  WHERE provider = id_provider AND user_id = id_user AND account_user_id = main) THEN
+      PERFORM idp.require_account(main);
+      IF idp.is_linked_under(main, id_provider, id_user) THEN
         PERFORM idp.refuse(409, 'Conflict', 'Specified identity already exists', 'identity_conflict');
       END IF;
       IF NOT EXISTS (SELECT 1 FROM idp.accounts WHERE user_id = secondary) THEN
@@ -111,7 +119,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`DROP FUNCTION idp.link_account, idp.unlink_identity, idp.get_account, idp.check_fence, idp.identities_of, idp.refuse`.execute(
+  await sql`DROP FUNCTION idp.link_account, idp.unlink_identity, idp.get_account, idp.is_linked_under, idp.require_account, idp.check_fence, idp.identities_of, idp.refuse`.execute(
     db,
   );
 }
