@@ -37,8 +37,13 @@ export class RecentTimes {
   }
 }
 
-/** How long an answer takes from the handler back to the app's fetch: the least recent time, never early. */
-const delivery = new RecentTimes();
+/**
+ * How long an answer takes from the handler back to the app's fetch: the least recent time, never early.
+ * One per process: Next.js evaluates this module once per bundle, and the fetch that notes it (a route's)
+ * and the simulator that reads it (instrumentation's) are in different ones.
+ */
+const holder = globalThis as typeof globalThis & { __leaseLockLabDelivery?: RecentTimes };
+const delivery = (holder.__leaseLockLabDelivery ??= new RecentTimes());
 
 export const deliveryMs = (): number => delivery.least();
 
