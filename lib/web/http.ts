@@ -1,7 +1,13 @@
 /** Turning domain results and errors into HTTP answers, with web-standard Request/Response only. */
 import type { z } from "zod";
 import { isDatabaseUnavailable } from "../core/db-errors";
-import { DatabaseUnavailable, Problem, ValidationProblem } from "../core/problems";
+import {
+  CrossSiteRequest,
+  DatabaseUnavailable,
+  Problem,
+  UnsupportedMediaType,
+  ValidationProblem,
+} from "../core/problems";
 import { parseOrThrow } from "../core/validation";
 
 /** The one way a problem becomes a response (RFC 9457), fresh or replayed from an idempotency record. */
@@ -16,9 +22,12 @@ export const problemHeaders = (problem: Problem): Record<string, string> => ({
 
 /**
  * Runs a handler body, answering typed problems as problem+json, a database that cannot be reached as a
- * 503, and anything unexpected as a logged 500.
+ * 503, and anything unexpected as a logged 500. The request is checked first (`requestProblem`): every
+ * route answers through here, so no route can forget the checks.
  */
-export async function respond(handler: () => Promise<Response>): Promise<Response> {
+export async function respond(request: Request, handler: () => Promise<Response>): Promise<Response> {
+  const refused = requestProblem(request);
+  if (refused) return problemResponse(refused);
   try {
     return await handler();
   } catch (error) {
@@ -56,4 +65,59 @@ export const servedOverHttps = (request: Request): boolean => schemeOf(request) 
 export function ownOrigin(request: Request): string {
   const host = request.headers.get("host") ?? new URL(request.url).host;
   return `${schemeOf(request)}://${host}`;
+}
+
+const stateChangingMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * What is wrong with a request before any route looks at it: a cross-site request that would change
+ * state (CSRF), a malformed path, a body that is not JSON; null when nothing is.
+ */
+export function requestProblem(request: Request): Problem | null {
+  return stateChangingMethods.has(request.method)
+    ? (crossSiteProblem(request) ?? pathProblem(request) ?? mediaTypeProblem(request))
+    : pathProblem(request);
+}
+
+/**
+ * A browser names where a request comes from (`Origin`, `Sec-Fetch-Site`); another site's page may not
+ * change state here. A request with neither header is not a browser's (a script, curl) and passes.
+ */
+function crossSiteProblem(request: Request): CrossSiteRequest | null {
+  const fetchSite = request.headers.get("sec-fetch-site");
+  if (fetchSite === "cross-site" || fetchSite === "same-site")
+    return new CrossSiteRequest(`Sec-Fetch-Site is ${fetchSite}`);
+  const origin = request.headers.get("origin");
+  if (origin !== null && origin !== ownOrigin(request))
+    return new CrossSiteRequest(`Origin ${origin} is not ${ownOrigin(request)}`);
+  return null;
+}
+
+// A path parameter is named after the segment before it, as its route names it; others are "path".
+const parameterAfter: Record<string, string> = { users: "userId" };
+
+// Next.js would fail decoding such a segment into a route's parameter with a bare 500 (see proxy.ts).
+function pathProblem(request: Request): ValidationProblem | null {
+  const segments = new URL(request.url).pathname.split("/");
+  const bad = segments.findIndex((segment) => !decodes(segment));
+  if (bad < 0) return null;
+  const field = parameterAfter[segments[bad - 1] ?? ""] ?? "path";
+  return new ValidationProblem([{ field, message: `"${segments[bad]}" is not valid percent-encoding` }]);
+}
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function mediaTypeProblem(request: Request): UnsupportedMediaType | null {
+  const length = request.headers.get("content-length");
+  const hasBody = (length !== null && length !== "0") || request.headers.has("transfer-encoding");
+  const contentType = request.headers.get("content-type");
+  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
+  return hasBody && mediaType !== "application/json" ? new UnsupportedMediaType(contentType) : null;
 }

@@ -5,15 +5,15 @@ import { changeLabSettings, requireLab } from "@/lib/lab/settings";
 import { labSettingsPatchSchema } from "@/lib/lab/settings-schema";
 import { getLabSettings } from "@/lib/lab/settings-store";
 
-export async function GET(): Promise<Response> {
-  return respond(async () => {
+export async function GET(request: Request): Promise<Response> {
+  return respond(request, async () => {
     requireLab();
     return Response.json(await getLabSettings(appDb()));
   });
 }
 
 export async function PUT(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const patch = await parseJsonBody(request, labSettingsPatchSchema);
     return Response.json(await changeLabSettings(appDb(), patch));

@@ -15,7 +15,7 @@ import { findUser, userIdSchema } from "@/lib/switch/users";
 const bodySchema = z.strictObject({ userId: userIdSchema });
 
 export async function POST(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     const db = appDb();
     const { userId } = await parseJsonBody(request, bodySchema);
     if (!(await findUser(db, userId))) throw new UserNotFound(userId);
@@ -33,7 +33,7 @@ export async function POST(request: NextRequest): Promise<Response> {
 
 /** Signs out: the session is revoked (its cookie value stops working, even replayed) and the cookie cleared. */
 export async function DELETE(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     await revokeSessionValue(appDb(), request.cookies.get(sessionCookieName)?.value);
     const response = new NextResponse(null, { status: 204 });
     response.cookies.delete(sessionCookieName);
@@ -43,7 +43,7 @@ export async function DELETE(request: NextRequest): Promise<Response> {
 
 /** Who is signed in here (an extension of the contract, for the page). */
 export async function GET(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     const userId = await readSessionValue(appDb(), request.cookies.get(sessionCookieName)?.value);
     if (!userId) throw new NotSignedIn();
     return Response.json({ userId });

@@ -16,7 +16,7 @@ const bodySchema = z.strictObject({
 
 /** "Fire N concurrent clicks": N switches for the signed-in user at once, summarised. */
 export async function POST(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const db = appDb();
     const burst = await parseJsonBody(request, bodySchema);

@@ -8,7 +8,7 @@ import { userIdSchema } from "@/lib/switch/users";
 
 /** The lab's narration: take-overs, recoveries, fenced calls, lost leases, failed releases (newest first). */
 export async function GET(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const userId = request.nextUrl.searchParams.get("userId");
     return Response.json({

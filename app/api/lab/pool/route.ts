@@ -3,8 +3,8 @@ import { respond } from "@/lib/web/http";
 import { requireLab } from "@/lib/lab/settings";
 
 // Answers from memory, without a connection: it must answer while the pool is exhausted.
-export async function GET(): Promise<Response> {
-  return respond(async () => {
+export async function GET(request: Request): Promise<Response> {
+  return respond(request, async () => {
     requireLab();
     return Response.json(poolStats());
   });

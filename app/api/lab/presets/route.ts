@@ -3,8 +3,8 @@ import { requireLab } from "@/lib/lab/settings";
 import { labPresets } from "@/lib/lab/presets";
 
 /** Named provider set-ups; apply one with `PUT /api/lab` and its `settings`. */
-export async function GET(): Promise<Response> {
-  return respond(async () => {
+export async function GET(request: Request): Promise<Response> {
+  return respond(request, async () => {
     requireLab();
     return Response.json({ presets: labPresets });
   });

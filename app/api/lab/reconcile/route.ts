@@ -5,8 +5,8 @@ import { appIdentityProvider } from "@/lib/web/app-provider";
 import { respond } from "@/lib/web/http";
 
 /** One reconciliation round now, on this instance, by the background reconciler's rules. */
-export async function POST(): Promise<Response> {
-  return respond(async () => {
+export async function POST(request: Request): Promise<Response> {
+  return respond(request, async () => {
     requireLab();
     return Response.json({ settledUserIds: await reconcileOnce(appDb(), appIdentityProvider) });
   });

@@ -3,8 +3,8 @@ import { respond } from "@/lib/web/http";
 import { resetLab } from "@/lib/lab/reset";
 import { requireLab } from "@/lib/lab/settings";
 
-export async function POST(): Promise<Response> {
-  return respond(async () => {
+export async function POST(request: Request): Promise<Response> {
+  return respond(request, async () => {
     requireLab();
     await resetLab(appDb());
     return new Response(null, { status: 204 });

@@ -7,7 +7,7 @@ export const dynamic = "force-dynamic";
 
 /** The lab's live feed (Server-Sent Events): lanes, leases, audit, settings, pool, provider calls, events. */
 export async function GET(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const stream = openLabStream(request.headers.get("last-event-id"), request.signal);
     return new Response(stream, {

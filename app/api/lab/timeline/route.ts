@@ -9,7 +9,7 @@ import { respond } from "@/lib/web/http";
 
 /** The timeline's lanes as JSON (the stream pushes the same lanes as they change). */
 export async function GET(request: NextRequest): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const params = request.nextUrl.searchParams;
     const sinceMs = parseOrThrow(sinceMsSchema, params.get("sinceMs") ?? undefined, "sinceMs");

@@ -10,7 +10,7 @@ import { parseJsonBody, respond } from "@/lib/web/http";
 import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
 
 export async function GET(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     const db = appDb();
     const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
     await requireSessionFor(db, request.cookies.get(sessionCookieName)?.value, userId);
@@ -24,7 +24,7 @@ const renameSchema = z.strictObject({ displayName: z.string().trim().min(1).max(
 
 /** Rename: the other writer of the user row (no lease; see lib/switch/rename.ts). */
 export async function PATCH(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     const db = appDb();
     const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
     await requireSessionFor(db, request.cookies.get(sessionCookieName)?.value, userId);

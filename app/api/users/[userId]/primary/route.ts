@@ -15,7 +15,7 @@ export async function POST(
   request: NextRequest,
   { params }: RouteContext<"/api/users/[userId]/primary">,
 ): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     const db = appDb();
     const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
     await requireSessionFor(db, request.cookies.get(sessionCookieName)?.value, userId);

@@ -13,10 +13,10 @@ const idSchema = z
 
 /** Runs one experiment to its end (each within 30 s) and answers what it measured. */
 export async function POST(
-  _request: NextRequest,
+  request: NextRequest,
   { params }: RouteContext<"/api/lab/experiments/[id]/run">,
 ): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const id = parseOrThrow(idSchema, (await params).id, "id");
     return Response.json(await runExperiment(appDb(), provider, id));

@@ -15,7 +15,7 @@ export async function POST(
   request: NextRequest,
   { params }: RouteContext<"/api/lab/support/users/[userId]/primary">,
 ): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
     const { identityId } = await parseJsonBody(request, bodySchema);

@@ -17,7 +17,7 @@ export async function POST(
   request: NextRequest,
   { params }: RouteContext<"/api/lab/relay/[peer]/users/[userId]/primary">,
 ): Promise<Response> {
-  return respond(async () => {
+  return respond(request, async () => {
     requireLab();
     const path = await params;
     const peer = parseOrThrow(peerSchema, path.peer, "peer");
