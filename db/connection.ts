@@ -36,10 +36,19 @@ class TimedClient extends pg.Client {
   }
 }
 
-// bigint columns (fences, sequence numbers) stay strings unless asked; counts we convert where read.
-export function createDb<DB = Database>(connectionString: string, poolSize = 10): { db: Kysely<DB>; pool: pg.Pool } {
+/**
+ * A pool and its query builder. bigint columns (fences, sequence numbers) stay strings unless asked; counts
+ * we convert where read. `synchronousCommit: false` is for writes that may be lost in a database crash:
+ * their commits answer before the WAL reaches the disk.
+ */
+export function createDb<DB = Database>(
+  connectionString: string,
+  poolSize = 10,
+  { synchronousCommit = true } = {},
+): { db: Kysely<DB>; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString,
+    ...(synchronousCommit ? {} : { options: "-c synchronous_commit=off" }),
     max: poolSize,
     Client: TimedClient as unknown as new () => pg.ClientBase,
     connectionTimeoutMillis: databaseTimeouts.poolCheckoutMs,
