@@ -6,6 +6,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { appClient, type AppClient } from "../test/harness/http-client";
 import { addBenchUsers, type BenchUser } from "./bench-users";
+import { processCpuMs } from "./process-cpu";
 import { distribution, quantiles, repeated, type Distribution, type Repeated } from "./stats";
 
 export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
@@ -73,13 +74,22 @@ export interface SingleSwitchResult {
   shape: number[];
   /** Time spent outside the two provider calls: answer time − 2L, at p50. */
   outsideProviderP50: Repeated;
+  /** The app process's CPU time over the measured switches, per switch (null without /proc). */
+  appCpuMsPerSwitch: number | null;
 }
 
 /** One switch at a time, for one user: no contention, so what is left over 2L is the route's own cost. */
 export async function singleSwitch(
   baseUrl: string,
   db: Kysely<Database>,
-  options: { strategy: Strategy; latencyMs: number; samples: number; repetitions: number; warmup: number },
+  options: {
+    strategy: Strategy;
+    latencyMs: number;
+    samples: number;
+    repetitions: number;
+    warmup: number;
+    appPid?: number;
+  },
   progress: (note: string) => void,
 ): Promise<SingleSwitchResult> {
   const lab = appClient(baseUrl);
@@ -87,6 +97,7 @@ export async function singleSwitch(
   const { switchOnce } = await switchers(baseUrl, users);
   for (let i = 0; i < options.warmup; i++) await switchOnce(0);
   const runs: number[][] = [];
+  const cpuBefore = processCpuMs(options.appPid);
   for (let repetition = 0; repetition < options.repetitions; repetition++) {
     progress(`one switch, ${options.strategy}: repetition ${repetition + 1}/${options.repetitions}`);
     const times: number[] = [];
@@ -97,6 +108,7 @@ export async function singleSwitch(
     }
     runs.push(times);
   }
+  const cpuAfter = processCpuMs(options.appPid);
   const p50s = runs.map((run) => distribution(run).p50);
   return {
     strategy: options.strategy,
@@ -105,6 +117,7 @@ export async function singleSwitch(
     pooled: distribution(runs.flat()),
     shape: quantiles(runs.flat()),
     outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
+    appCpuMsPerSwitch: cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / runs.flat().length,
   };
 }
 
@@ -115,6 +128,8 @@ export interface WaveResult {
   /** Until every one of the K simultaneous switches had answered, per repetition. */
   wallMs: Repeated;
   predictedMs: number;
+  /** The app process's CPU time over the point's waves, per switch (null without /proc). */
+  appCpuMsPerSwitch: number | null;
   statuses: Record<string, number>;
   consistent: boolean;
 }
@@ -136,6 +151,8 @@ export async function scalingWaves(
     poolSizes: number[];
     latencyMs: number;
     repetitionsFor: (users: number, poolSize: number) => number;
+    /** The app's process, whose CPU time per switch is measured. */
+    appPid?: number;
   },
   progress: (note: string) => void,
 ): Promise<WaveResult[]> {
@@ -158,6 +175,7 @@ export async function scalingWaves(
       const walls: number[] = [];
       const statuses: Record<string, number> = {};
       const repetitions = options.repetitionsFor(userCount, poolSize);
+      const cpuBefore = processCpuMs(options.appPid);
       for (let repetition = 0; repetition < repetitions; repetition++) {
         progress(`scaling, ${options.strategy}: P=${poolSize} K=${userCount}, wave ${repetition + 1}/${repetitions}`);
         const started = performance.now();
@@ -165,12 +183,15 @@ export async function scalingWaves(
         walls.push(performance.now() - started);
         for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
       }
+      const cpuAfter = processCpuMs(options.appPid);
       results.push({
         strategy: options.strategy,
         users: userCount,
         poolSize,
         wallMs: repeated(walls),
         predictedMs: predictedWallMs(options.strategy, userCount, poolSize, options.latencyMs),
+        appCpuMsPerSwitch:
+          cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / (userCount * repetitions),
         statuses,
         consistent: (await lab.audit()).consistent,
       });

@@ -226,6 +226,7 @@ export function report(results: Results, targets: Target[]): void {
       "L (ms)": run.latencyMs,
       "p50 (ms)": ms(run.p50.median),
       "outside provider p50 (ms)": ms(run.outsideProviderP50.median),
+      "app CPU per switch (ms)": ms(run.appCpuMsPerSwitch),
       "round trips": roundTripInventory[run.strategy].roundTrips,
       "durable commits": roundTripInventory[run.strategy].durableCommits,
     })),
@@ -238,6 +239,7 @@ export function report(results: Results, targets: Target[]): void {
       K: wave.users,
       "wall (ms)": Math.round(wave.wallMs.median),
       "predicted (ms)": wave.predictedMs,
+      "app CPU per switch (ms)": ms(wave.appCpuMsPerSwitch),
       waves: wave.wallMs.runs.length,
       answers: Object.entries(wave.statuses)
         .map(([status, count]) => `${count}×${status}`)

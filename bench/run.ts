@@ -93,9 +93,10 @@ const ports = [Number(process.env.BENCH_APP_PORT ?? 3214), Number(process.env.BE
 const apps: RunningApp[] = [await startApp({ databaseUrl, port: ports[0]!, env: appEnv })];
 try {
   const baseUrl = apps[0]!.baseUrl;
+  const appPid = apps[0]!.process.pid;
   const single = [];
   for (const strategy of shuffled(plan.single.strategies, random))
-    single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy }, progress));
+    single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy, appPid }, progress));
 
   const scaling: WaveResult[] = [];
   for (const strategy of shuffled(plan.scaling.strategies, random)) {
@@ -109,6 +110,7 @@ try {
         // A wave of ⌈K/P⌉ > 4 pool turns is itself a long serial run (up to 32 × 2L): once is enough to
         // keep the run under 5 minutes; every other point is repeated three times.
         repetitionsFor: (users, poolSize) => (predictedWaveTurns(strategy, users, poolSize) > 4 ? 1 : 3),
+        appPid,
       },
       progress,
     );
