@@ -1,8 +1,9 @@
 /**
- * Refuses a path with bad percent-encoding before Next.js decodes it into a route's parameters, which
- * fails with a bare 500 before any route code runs. Only a path with a `%` can be malformed that way, so
- * only those come through here: the proxy costs every request it matches 1–2 ms of the event loop
- * (bench/README), and every other check runs in `respond`, which every route answers through.
+ * A path with bad percent-encoding fails in Next.js, with a bare 500, while it decodes the route's
+ * parameters, before any route code runs. Only a path with a `%` can be malformed that way, so only those
+ * come through here, for the same checks `respond` makes (in the same order, so a cross-site request is
+ * refused as such whatever its path). Every other request skips the proxy, which costs each request it sees
+ * 1–2 ms of the event loop (bench/README).
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { problemResponse, requestProblem } from "./lib/web/http";
