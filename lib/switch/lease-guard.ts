@@ -25,7 +25,7 @@ import { recordEvent, shortId } from "./events";
 import type { Guard } from "./guard";
 import { identityActionLease } from "./identity-action-lease";
 import * as journal from "./journal";
-import { saveUser, type User } from "./users";
+import { saveUser, userFromRow, type UserColumns } from "./users";
 
 export interface LeaseGuardOptions {
   ttlMs: number;
@@ -84,7 +84,8 @@ export function leaseGuard({
         return await withLease(identityActionLease, userId, options, async (section) => {
           const journalId = section.intentId!;
           const { fence, token } = section.lease;
-          const acquiredUser = userFromRow(section.row);
+          // The acquiring statement returns the user row as JSON: the columns' own names and text values.
+          const acquiredUser = userFromRow(section.row as unknown as UserColumns);
           // The primary the intent recorded as the switch's starting point.
           let journaledFrom = acquiredUser.primaryIdentityId;
           let finished = false;
@@ -183,10 +184,3 @@ export function leaseGuard({
     },
   };
 }
-
-/** The user as the lease's acquiring statement returned its row. */
-const userFromRow = (row: Record<string, unknown>): User => ({
-  id: String(row.id),
-  displayName: String(row.display_name),
-  primaryIdentityId: String(row.primary_identity_id),
-});

@@ -50,13 +50,26 @@ export async function listUsers(db: Kysely<Database>): Promise<Pick<User, "id" |
   return rows.map((row) => ({ id: row.id, displayName: row.display_name }));
 }
 
+/** The user's own columns, as a row of `users` has them (read by a query, or as JSON by the lease's acquire). */
+export interface UserColumns {
+  id: string;
+  display_name: string;
+  primary_identity_id: string;
+}
+
+export const userFromRow = (row: UserColumns): User => ({
+  id: row.id,
+  displayName: row.display_name,
+  primaryIdentityId: row.primary_identity_id,
+});
+
 export async function findUser(db: Kysely<Database>, userId: string): Promise<User | null> {
   const row = await db
     .selectFrom("users")
     .select(["id", "display_name", "primary_identity_id"])
     .where("id", "=", userId)
     .executeTakeFirst();
-  return row ? { id: row.id, displayName: row.display_name, primaryIdentityId: row.primary_identity_id } : null;
+  return row ? userFromRow(row) : null;
 }
 
 /** The user with its lease columns, as an ORM that maps them as entity fields reads it. */
@@ -76,9 +89,7 @@ export async function findUserWithLock(db: Kysely<Database>, userId: string): Pr
     .executeTakeFirst();
   if (!row) return null;
   return {
-    id: row.id,
-    displayName: row.display_name,
-    primaryIdentityId: row.primary_identity_id,
+    ...userFromRow(row),
     lock: {
       lockedAt: row.identity_action_locked_at,
       lockedUntil: row.identity_action_locked_until,
