@@ -6,7 +6,7 @@
  * Its commits do not wait for the disk (`synchronous_commit = off`): the lanes are the lab's picture of
  * the operations, not the product's data, and a PostgreSQL crash loses at most the last 0.6 s of them
  * (3 × wal_writer_delay). A request's answer waits for its lane's write, and that wait no longer includes
- * a WAL flush: 16 switches at once answered about 20 ms sooner (bench/README).
+ * a WAL flush (measured apart from the bench: 16 switches at once answered about 20 ms sooner).
  */
 import type { Kysely } from "kysely";
 import { createDb } from "../../db/connection";
