@@ -19,13 +19,13 @@ import { distribution, quantiles, repeated, shuffled, type Distribution, type Re
 const rowId = "ada";
 const targetIdentityId = "github|8812";
 const ttlMs = 10_000;
-/** As the lease guard records it: the longest hold plus the provider's apply limit (10 s). */
-const callsMayLandForMs = defaultMaxHoldMs(ttlMs) + 10_000;
+/** As the lease guard records it: the provider's apply limit (10 s) past the lease's expiry. */
+const inFlightBound = { boundMs: 10_000, followsLease: true };
 /** As the app acquires: the hold cap withLease passes is 3 × TTL. */
 const acquireOptions = (operationId: string) => ({
   ttlMs,
   maxHoldMs: defaultMaxHoldMs(ttlMs),
-  intent: intentRecorder(operationId, targetIdentityId, callsMayLandForMs),
+  intent: intentRecorder(operationId, targetIdentityId, inFlightBound),
 });
 
 /** The library's acquire, written out by hand: the same statement text the library sends. */
@@ -35,24 +35,24 @@ export const rawAcquireSql = `
        SET identity_action_locked_at = now(), identity_action_locked_until = now() + make_interval(secs => $1),
            identity_action_lock_token = gen_random_uuid(), identity_action_fence = identity_action_fence + 1
      WHERE id = $2 AND (identity_action_locked_until IS NULL OR identity_action_locked_until < now())
-    RETURNING *, identity_action_fence AS lease_lock_fence, identity_action_lock_token AS lease_lock_token,
-              identity_action_locked_until AS lease_lock_until
+    RETURNING *, identity_action_fence AS lease_lock_fence, identity_action_locked_until AS lease_lock_until
   ), intent AS (
     INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step, in_flight_until)
     SELECT id, $3::uuid, lease_lock_fence, primary_identity_id, coalesce($4, primary_identity_id), 'acquired',
-           now() + make_interval(secs => $6)
+           lease_lock_until + make_interval(secs => $6)
       FROM acquired
-    RETURNING id)
-  SELECT true AS acquired, lease_lock_token::text AS token, lease_lock_fence::text AS fence, lease_lock_until AS until,
-         greatest(0, extract(epoch FROM (lease_lock_until - clock_timestamp())) * 1000)::float8 AS remaining_ms,
-         (SELECT id::text FROM intent LIMIT 1) AS intent_id,
-         to_jsonb(acquired) - 'lease_lock_fence' - 'lease_lock_token' - 'lease_lock_until' AS row
-    FROM acquired
-  UNION ALL
-  SELECT false, NULL, NULL, holder.until,
-         greatest(0, extract(epoch FROM (holder.until - clock_timestamp())) * 1000)::float8, NULL, NULL
-    FROM (SELECT identity_action_locked_until AS until FROM users
-           WHERE id = $5 AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE) AS holder`;
+    RETURNING id
+  ), holder AS (
+    SELECT identity_action_locked_until AS until FROM users
+     WHERE id = $5 AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE
+  )
+  SELECT acquired.*, acquired.identity_action_lock_token::text AS lease_lock_token, holder.until AS lease_lock_held_until,
+         greatest(0, extract(epoch FROM (coalesce(acquired.lease_lock_until, holder.until) - clock_timestamp())) * 1000)::float8
+           AS lease_lock_remaining_ms,
+         EXISTS (SELECT 1 FROM holder) AS lease_lock_held, (SELECT id::text FROM intent LIMIT 1) AS lease_lock_intent_id,
+         acquired.id IS NOT NULL AS acquired, acquired.identity_action_lock_token AS token
+    FROM (VALUES (1)) AS one (lease_lock_one)
+    LEFT JOIN acquired ON true LEFT JOIN holder ON true`;
 export const rawReleaseSql = `
   UPDATE users SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
    WHERE id = $1 AND identity_action_lock_token = $2`;
@@ -62,7 +62,7 @@ const rawAcquire = (client: pg.Pool, name?: string) =>
   client.query<{ acquired: boolean; token: string | null }>({
     name,
     text: rawAcquireSql,
-    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId, callsMayLandForMs / 1000],
+    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId, inFlightBound.boundMs / 1000],
   });
 
 export type MicroVariant = "bare-updates" | "raw-sql" | "raw-sql-prepared" | "library";

@@ -11,6 +11,7 @@ const stallLabels: Record<StallPoint, string> = {
   unlinked: "after the unlink",
   linked: "after the link (before the save)",
   saved: "after the save (before the release)",
+  save: "right before the save (after its last check)",
 };
 
 const crashLabels: Record<CrashPoint, string> = {

@@ -2,15 +2,17 @@
  * Named prepared statements for the lease's statements, under Kysely. Kysely's PostgreSQL driver sends
  * every query unnamed, so PostgreSQL parses, analyses and plans it each time; for the acquiring CTE that
  * is most of its cost (bench, same run: acquire + release 1.26 ms unnamed, 0.75 ms named, two bare
- * single-row UPDATEs 0.71 ms). A pool wrapped here sends each statement that begins with
- * `preparedMarker` as a named statement, named by its text, so each connection parses and plans it once;
- * every other query passes through untouched. Without the wrapper the same statements still work, unnamed.
+ * single-row UPDATEs 0.71 ms). A pool wrapped here sends each statement that begins with the comment
+ * `/* prepared: NAME *\/` (what `leaseLock(…, { preparedName })` writes) as a named statement, so each
+ * connection parses and plans it once; every other query passes through untouched. The name is NAME plus
+ * a digest of the text, since one statement of the lease has a few shapes (with an intent or without, …).
+ * Without the wrapper the same statements still work, unnamed.
  */
 import { createHash } from "node:crypto";
 import type { PostgresPool, PostgresPoolClient } from "kysely";
 
 /** The first characters of a statement to prepare: a comment, so the text runs the same unwrapped. */
-export const preparedMarker = "/* prepared */";
+const preparedMarker = /^\/\* prepared: ([a-z0-9_]+) \*\//;
 
 interface NamedQueryClient {
   query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
@@ -19,11 +21,12 @@ interface NamedQueryClient {
 /** A pool whose clients send marked statements as named prepared statements (for `PostgresDialect`). */
 export function preparingPool(pool: PostgresPool): PostgresPool {
   // One name per distinct text; the texts are the lease's few statement shapes, so this stays small.
-  const names = new Map<string, string>();
-  const nameOf = (text: string): string => {
+  const names = new Map<string, string | null>();
+  const nameOf = (text: string): string | null => {
     let name = names.get(text);
-    if (!name) {
-      name = `prepared_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    if (name === undefined) {
+      const marked = preparedMarker.exec(text)?.[1];
+      name = marked ? `${marked}_${createHash("sha1").update(text).digest("hex").slice(0, 12)}` : null;
       names.set(text, name);
     }
     return name;
@@ -33,14 +36,12 @@ export function preparingPool(pool: PostgresPool): PostgresPool {
   const wrap = (client: PostgresPoolClient): PostgresPoolClient => {
     let wrapper = wrappers.get(client);
     if (!wrapper) {
-      const query = ((text: unknown, values?: readonly unknown[]) =>
-        typeof text === "string" && text.startsWith(preparedMarker)
-          ? (client as unknown as NamedQueryClient).query({ name: nameOf(text), text, values: [...(values ?? [])] })
-          : (client.query as (...args: unknown[]) => unknown).call(
-              client,
-              text,
-              values,
-            )) as PostgresPoolClient["query"];
+      const query = ((text: unknown, values?: readonly unknown[]) => {
+        const name = typeof text === "string" && text.startsWith("/* prepared: ") ? nameOf(text) : null;
+        return name
+          ? (client as unknown as NamedQueryClient).query({ name, text: text as string, values: [...(values ?? [])] })
+          : (client.query as (...args: unknown[]) => unknown).call(client, text, values);
+      }) as PostgresPoolClient["query"];
       wrapper = { query, release: (destroy?: boolean) => client.release(destroy) };
       wrappers.set(client, wrapper);
     }

@@ -76,7 +76,7 @@ describe("fencing tokens", () => {
     await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
     const thief = await session.ada.promote("ada", "auth0|ada-email");
-    expect(thief.status).toBe(200);
+    expect(thief.status, JSON.stringify(thief.body)).toBe(200);
     const refused = await stale;
     expect(refused.status).toBe(409);
     expect(refused.body.type).toMatch(/\/fenced$/);
@@ -106,13 +106,15 @@ describe("a failed release is not the operation's failure", () => {
 
   it("answers 200 when every release attempt fails; the TTL frees the lease and the next switch succeeds", async () => {
     await app.configure({ leaseTtlMs: 1_000, faults: { releaseFailures: 10 } });
-    expect((await session.ada.promote("ada", "github|8812")).status).toBe(200);
+    const first = await session.ada.promote("ada", "github|8812");
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(await session.ada.leaseHeld("ada")).toBe(true);
     expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(409);
 
     await app.configure({ faults: { releaseFailures: 0 } });
     await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
-    expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    const next = await session.ada.promote("ada", "auth0|ada-email");
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });
@@ -178,7 +180,8 @@ describe("a recovery that cannot reach the provider", () => {
     expect(blocked.body).toMatchObject({ step: "recover", providerStatus: 500 });
     expect(await session.ada.leaseHeld("ada")).toBe(false);
 
-    expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    const next = await session.ada.promote("ada", "auth0|ada-email");
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
     expect((await app.userAudit("ada")).consistent).toBe(true);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { freshLabEachTest } from "./fresh-lab";
 
 // Rename: the other writer of the user row. What `lockColumnMapped` does to a running switch's lease is
-// measured by the q4-lock-column-mapped experiment (test/experiments.test.ts).
+// measured by the q4-lock-column-mapped experiment (test/experiments.test.ts); a rename that read the user
+// before a switch saved, by lib/switch/rename.pg.test.ts.
 const { app, session } = freshLabEachTest({ provider: { latencyMs: 300 } });
 
 describe("PATCH /api/users/{userId}", () => {
@@ -24,5 +25,20 @@ describe("PATCH /api/users/{userId}", () => {
     expect((await app.call("PATCH", "/api/users/ada", { displayName: "G" })).status).toBe(401);
     expect((await session.ada.get("/api/users/ada")).body.displayName).toBe("Ada Lovelace");
     expect(await app.calls()).toEqual([]);
+  });
+
+  it("a rename during a slow switch keeps its name: the switch saves only the primary", async () => {
+    await app.configure({
+      provider: { latencyMs: 100, endpoints: { unlink: { latencyMs: 800 }, link: { latencyMs: 800 } } },
+    });
+    const switching = session.ada.promote("ada", "github|8812");
+    await expect.poll(async () => (await session.ada.get("/api/users/ada")).body.lease.held).toBe(true);
+    const renamed = await session.ada.call("PATCH", "/api/users/ada", { displayName: "Augusta Ada King" });
+    expect(renamed.status).toBe(200);
+    expect((await switching).status).toBe(200);
+    expect((await session.ada.get("/api/users/ada")).body).toMatchObject({
+      displayName: "Augusta Ada King",
+      primaryIdentityId: "github|8812",
+    });
   });
 });

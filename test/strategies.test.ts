@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
-import { findUser, saveUser } from "../lib/switch/users";
+import { saveDisplayName } from "../lib/switch/users";
 import { freshLabEachTest } from "./fresh-lab";
 
 const { app, session } = freshLabEachTest(undefined, ["ada", "grace"]);
@@ -37,7 +37,7 @@ describe("`optimistic`", () => {
       const switching = session.ada.promote("ada", "github|8812");
       // Once the unlink has landed at the provider, someone else writes the user.
       await expect.poll(async () => (await app.provider()).calls.length, { timeout: 10_000 }).toBe(1);
-      await saveUser(db, { ...(await findUser(db, "ada"))!, displayName: "Countess of Lovelace" });
+      await saveDisplayName(db, "ada", "Countess of Lovelace");
 
       const answer = await switching;
       expect(answer.status).toBe(409);

@@ -156,7 +156,9 @@ export class LeaseLost extends Problem {
       409,
       "lease-lost",
       "The lease was lost",
-      `This operation's lease expired and may have been taken over before the ${beforeStep} step, so it stopped.`,
+      beforeStep === "save"
+        ? `This operation's lease expired and may have been taken over before its save, so the save changed nothing.`
+        : `This operation's lease expired and may have been taken over before the ${beforeStep} step, so it stopped.`,
       { step: beforeStep },
     );
   }

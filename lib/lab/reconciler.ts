@@ -3,7 +3,9 @@
  * half-done at the provider until that user switches again. Every instance looks twice a second for such
  * switches that have been quiet for `reconcileAfterMs`, whose user's lease is free and whose calls can no
  * longer land (or the provider fences); for each user it takes the lease like any switch and settles what
- * the journal left open, switching nothing itself.
+ * the journal left open, switching nothing itself. It gives way to the user: a 409 told the user to come
+ * back when the calls can no longer land, so the reconciler waits `reconcileAfterMs` past that moment,
+ * and a round it could not finish for that reason leaves no journal entry behind.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
@@ -26,7 +28,8 @@ export async function reconcileOnce(db: Kysely<Database>, provider: IdentityProv
      WHERE j.step NOT IN ('done', 'resolved')
        AND j.updated_at < now() - make_interval(secs => ${settings.reconcileAfterMs / 1000})
        AND (u.identity_action_locked_until IS NULL OR u.identity_action_locked_until < now())
-       AND (j.in_flight_until IS NULL OR j.in_flight_until < now() OR ${fences}::boolean)`.execute(db);
+       AND (j.in_flight_until IS NULL OR ${fences}::boolean
+            OR j.in_flight_until < now() - make_interval(secs => ${settings.reconcileAfterMs / 1000}))`.execute(db);
   const settled: string[] = [];
   for (const { user_id: userId } of rows) {
     // Its operation is a lane of the timeline like any switch's (with no target).

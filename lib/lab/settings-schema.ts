@@ -24,8 +24,12 @@ export type ScriptedOutcome = (typeof scriptedOutcomes)[number];
 
 export const latencyModes = ["fixed", "uniform", "longTail"] as const;
 
-/** Where an operation can be paused on purpose (as by a GC pause), named by the step it just reached. */
-export const stallPoints = ["acquired", "unlinked", "linked", "saved"] as const;
+/**
+ * Where an operation can be paused on purpose (as by a GC pause), named by the step it just reached; and
+ * `save`: after the last ownership check, right before the save statement is sent, where no check can
+ * catch the pause and only the save's own condition stops a stale write.
+ */
+export const stallPoints = ["acquired", "unlinked", "linked", "saved", "save"] as const;
 export type StallPoint = (typeof stallPoints)[number];
 
 /** Where an operation can be made to crash (the process dies: no `finally`, no release, no renewal). */
@@ -114,6 +118,11 @@ export const labSettingsSchema = z
       releaseFailures: z.number().int().min(bounds.releaseFailures.min).max(bounds.releaseFailures.max),
       /** One-shot: the next lease-guarded operation crashes at this point. */
       crash: z.enum(crashPoints).nullable(),
+      /**
+       * The lease's final save without its condition (the lesson's wrong answer: a save that trusts the
+       * checks made before it). A holder paused at `save` past its lease then overwrites the next holder.
+       */
+      unfencedSave: z.boolean(),
     }),
     provider: z.strictObject({
       ...chaosShape,
@@ -191,7 +200,7 @@ export const defaultLabSettings: LabSettings = {
   leaseSafeguards: true,
   lockColumnMapped: false,
   reconcileAfterMs: 3_000,
-  faults: { stall: null, releaseFailures: 0, crash: null },
+  faults: { stall: null, releaseFailures: 0, crash: null, unfencedSave: false },
   provider: {
     ...calmChaos,
     enforceFencing: false,

@@ -8,10 +8,11 @@ import { databaseTimeouts } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import { StaleWrite, UserNotFound } from "../core/problems";
-import { Deadline, type LeaseHooks } from "../lease";
+import { Deadline } from "../lease";
+import type { SwitchFaultHooks } from "../switch/lease-guard";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
 import { leaseGuard } from "../switch/lease-guard";
-import { readVersion, saveUser, type User } from "../switch/users";
+import { readVersion, savePrimary } from "../switch/users";
 import { labFaultHooks } from "./faults";
 import type { LabSettings, Strategy } from "./settings-schema";
 import type { OperationRecorder, PhaseRecorder } from "./timeline";
@@ -35,7 +36,7 @@ export function guardFor(db: Kysely<Database>, settings: LabSettings, recorder?:
 }
 
 /** The product's lease as the settings configure it. */
-export const leaseGuardFor = (settings: LabSettings, hooks?: LeaseHooks, recorder?: OperationRecorder): Guard =>
+export const leaseGuardFor = (settings: LabSettings, hooks?: SwitchFaultHooks, recorder?: OperationRecorder): Guard =>
   leaseGuard({
     ttlMs: settings.leaseTtlMs,
     safeguards: settings.leaseSafeguards,
@@ -65,8 +66,8 @@ async function inLockingTransaction<T>(
   });
 }
 
-const plainSave = (db: Kysely<Database>) => async (user: User, primaryIdentityId: string) => {
-  await saveUser(db, { ...user, primaryIdentityId });
+const plainSave = (db: Kysely<Database>, userId: string) => async (primaryIdentityId: string) => {
+  await savePrimary(db, userId, primaryIdentityId);
 };
 
 /** Runs `body` under a deadline of `budgetMs` (the TTL: these strategies have no lease to bound it). */
@@ -79,16 +80,21 @@ async function withDeadline<T>(budgetMs: number, body: (deadline: Deadline) => P
   }
 }
 
-const section = (db: Kysely<Database>, deadline: Deadline, savePrimary = plainSave(db)): GuardedSection => ({
+const section = (
+  db: Kysely<Database>,
+  userId: string,
+  deadline: Deadline,
+  save = plainSave(db, userId),
+): GuardedSection => ({
   db,
   deadline,
-  savePrimary,
+  savePrimary: save,
   ...unjournaled,
 });
 
 /** No guard at all: the race is there to be seen (and the lab's support tool, which writes without any lock). */
 export const noGuard = (timeoutMs: number): Guard => ({
-  run: ({ db }, body) => withDeadline(timeoutMs, (deadline) => body(section(db, deadline))),
+  run: ({ db, userId }, body) => withDeadline(timeoutMs, (deadline) => body(section(db, userId, deadline))),
 });
 
 /**
@@ -112,7 +118,7 @@ const transactionGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard =>
           if (!row) throw new UserNotFound(userId);
         },
       },
-      (trx) => withDeadline(timeoutMs, (deadline) => body(section(trx, deadline))),
+      (trx) => withDeadline(timeoutMs, (deadline) => body(section(trx, userId, deadline))),
     ),
 });
 
@@ -127,7 +133,7 @@ const advisoryGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard => ({
         take: async (trx) =>
           void (await sql`SELECT pg_advisory_xact_lock(hashtext(${advisoryKey(userId)}))`.execute(trx)),
       },
-      (trx) => withDeadline(timeoutMs, (deadline) => body(section(trx, deadline))),
+      (trx) => withDeadline(timeoutMs, (deadline) => body(section(trx, userId, deadline))),
     ),
 });
 
@@ -141,8 +147,8 @@ const optimisticGuard = (timeoutMs: number): Guard => ({
     if (version === null) throw new UserNotFound(userId);
     return withDeadline(timeoutMs, (deadline) =>
       body(
-        section(db, deadline, async (user, primaryIdentityId) => {
-          if (!(await saveUser(db, { ...user, primaryIdentityId }, version))) throw new StaleWrite(userId);
+        section(db, userId, deadline, async (primaryIdentityId) => {
+          if (!(await savePrimary(db, userId, primaryIdentityId, version))) throw new StaleWrite(userId);
         }),
       ),
     );
@@ -174,7 +180,7 @@ const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
     await pinned.connect();
     try {
       await pinned.query("SELECT pg_advisory_lock(hashtext($1))", [advisoryKey(userId)]);
-      return await withDeadline(timeoutMs, (deadline) => body(section(db, deadline)));
+      return await withDeadline(timeoutMs, (deadline) => body(section(db, userId, deadline)));
     } finally {
       await pinned.end().catch(() => undefined); // closing the session releases its lock
     }
@@ -194,7 +200,7 @@ const thisProcess = (processHolder.__leaseLockLabInProcess ??= new Map());
 export const inProcessGuard = (timeoutMs: number, memory: ProcessMemory = thisProcess): Guard => ({
   async run({ db, userId }, body) {
     const previous = memory.get(userId) ?? Promise.resolve();
-    const mine = previous.then(() => withDeadline(timeoutMs, (deadline) => body(section(db, deadline))));
+    const mine = previous.then(() => withDeadline(timeoutMs, (deadline) => body(section(db, userId, deadline))));
     const tail = mine.catch(() => undefined);
     memory.set(userId, tail);
     try {

@@ -15,7 +15,8 @@ import { z } from "zod";
 import type { Database } from "../../db/schema";
 import { isDatabaseUnavailable } from "../core/db-errors";
 import { DatabaseUnavailable, Problem } from "../core/problems";
-import { WorkCrashed, type LeaseEvent } from "../lease";
+import type { LeaseEvent } from "../lease";
+import { WorkCrashed } from "../lease/testing";
 import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
 import { shortId } from "../switch/events";
 import type { Guard } from "../switch/guard";
@@ -173,6 +174,15 @@ export class OperationRecorder implements PhaseRecorder {
       case "released":
         if (this.openRelease) this.openRelease("released", "1 row: released");
         else this.mark("release", "released", "1 row: released (background retry)");
+        return;
+      case "release-found-nothing": {
+        const detail = "0 rows: the lease had already expired and was taken or cleared; nothing released";
+        if (this.openRelease) this.openRelease("found-nothing", detail);
+        else this.mark("release", "found-nothing", `${detail} (background retry)`);
+        return;
+      }
+      case "keep-failed":
+        this.openRelease?.("failed", `keeping it failed (${errorText(event.error)}): left as it is, its TTL frees it`);
         return;
       case "release-failed": {
         const detail = `attempt ${event.attempt} of ${event.attempts} failed: ${errorText(event.error)}`;
@@ -438,10 +448,10 @@ export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased:
         try {
           return await body({
             ...section,
-            savePrimary: async (user, primaryIdentityId, options) => {
+            savePrimary: async (primaryIdentityId, options) => {
               const end = recorder.start("save", `primary ${primaryIdentityId}`);
               try {
-                await section.savePrimary(user, primaryIdentityId, options);
+                await section.savePrimary(primaryIdentityId, options);
                 end("saved");
               } catch (error) {
                 end("failed", errorText(error));

@@ -1,11 +1,24 @@
 /**
  * A deadline on the monotonic clock (performance.now), as an AbortSignal that every call made under it
- * carries. It can be moved later (after an owner-checked lease renewal) until it has fired.
+ * carries. It can be moved later (after an owner-checked lease renewal) until it has fired or been
+ * disposed; why it fired is a typed cause, so a caller tells a lost lease from a timeout without
+ * matching words.
  */
+
+/** Why a deadline fired: its time ran out, or the lease it sat inside was found lost. */
+export type DeadlineCause = "timeout" | "lease-lost";
+
+const messages: Record<DeadlineCause, string> = {
+  timeout: "deadline reached",
+  "lease-lost": "the lease was lost",
+};
+
 export class Deadline {
   private readonly controller = new AbortController();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private at = 0;
+  private cause: DeadlineCause | null = null;
+  private disposed = false;
 
   constructor(budgetMs: number) {
     this.extend(budgetMs);
@@ -15,35 +28,41 @@ export class Deadline {
     return this.controller.signal;
   }
 
-  /** Why it fired ("deadline reached", "lease lost", …), or null while it has not. */
-  get firedBecause(): string | null {
-    return this.signal.aborted ? String((this.signal.reason as Error | undefined)?.message ?? "aborted") : null;
+  /** Why it fired, or null while it has not. */
+  get firedBecause(): DeadlineCause | null {
+    return this.cause;
   }
 
   remainingMs(): number {
-    return Math.max(0, this.at - performance.now());
+    return this.cause ? 0 : Math.max(0, this.at - performance.now());
   }
 
-  /** Moves the deadline to `budgetMs` from now; a deadline that already fired stays fired. */
+  /** Moves the deadline to `budgetMs` from now; one that fired or was disposed stays as it is. */
   extend(budgetMs: number): void {
-    if (this.signal.aborted) return;
+    if (this.cause || this.disposed) return;
     clearTimeout(this.timer);
     this.at = performance.now() + Math.max(0, budgetMs);
-    this.timer = setTimeout(
-      () => this.controller.abort(new DOMException("deadline reached", "TimeoutError")),
-      Math.max(0, Math.floor(budgetMs)),
-    );
+    this.timer = setTimeout(() => this.fire("timeout"), Math.max(0, Math.floor(budgetMs)));
     this.timer.unref?.();
   }
 
-  /** Fires now, e.g. when the lease turns out to be lost. */
-  abort(reason: string): void {
-    clearTimeout(this.timer);
-    this.controller.abort(new DOMException(reason, "AbortError"));
+  /** Fires now: the lease turned out to be lost. */
+  abort(cause: Exclude<DeadlineCause, "timeout">): void {
+    this.fire(cause);
   }
 
+  /** The work is over: no timer stays behind, and nothing moves it again. */
   dispose(): void {
+    this.disposed = true;
     clearTimeout(this.timer);
+  }
+
+  private fire(cause: DeadlineCause): void {
+    if (this.cause) return;
+    clearTimeout(this.timer);
+    this.cause = cause;
+    const name = cause === "timeout" ? "TimeoutError" : "AbortError";
+    this.controller.abort(new DOMException(messages[cause], name));
   }
 }
 

@@ -1,22 +1,23 @@
-export { Deadline, sleep } from "./deadline";
+export { Deadline, sleep, type DeadlineCause } from "./deadline";
 export {
   leaseLock,
   type Acquisition,
-  type IntentRecorder,
+  type AcquireOptions,
   type LeaseColumns,
   type LeaseHandle,
   type LeaseLock,
+  type LeaseLockOptions,
   type LeaseState,
+  type RowId,
+  type StatementRecorder,
 } from "./lease-lock";
 export {
   LeaseLostError,
   LeaseUnavailable,
   defaultMaxHoldMs,
-  textbookTimeoutMs,
+  safetyMarginMs,
   withLease,
-  WorkCrashed,
   type LeaseEvent,
-  type LeaseHooks,
   type LeaseSection,
   type WithLeaseOptions,
 } from "./with-lease";

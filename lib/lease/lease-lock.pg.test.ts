@@ -91,16 +91,21 @@ describe("lease lock on real PostgreSQL", () => {
     });
   });
 
-  it("hands the winner the row as the acquisition left it, so the work needs no read of its own", async () => {
+  it("hands the winner the row as the acquisition left it, typed as a query of it reads it, so the work needs no read of its own", async () => {
     await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
     const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
     const lease = held(acquisition);
-    expect(acquisition.acquired && acquisition.row).toMatchObject({
+    if (!acquisition.acquired) throw new Error("expected to acquire");
+    const { row } = acquisition;
+    expect(row).toMatchObject({
       id: "ada",
       display_name: "Ada L.",
       identity_action_lock_token: lease.token,
-      identity_action_fence: Number(lease.fence),
+      identity_action_fence: String(lease.fence),
+      identity_action_locked_until: lease.expiresAt,
     });
+    expect(row.identity_action_locked_at).toBeInstanceOf(Date);
+    expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
     await lease.release();
     await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
   });

@@ -1,21 +1,31 @@
 /**
- * A lease lock stored as data on the protected row: four nullable columns (when it was taken, until when
+ * A lease lock stored as data on the protected row: three nullable columns (when it was taken, until when
  * it holds, the holder's token) and a fence that grows at every acquisition. Each statement here is one
  * autocommit statement: no transaction and no connection is held between acquire and release. Every
  * moment is the database's (`now()`, `clock_timestamp()`); Node only ever receives durations.
  */
-import { sql, type Kysely, type RawBuilder, type Selectable } from "kysely";
-import { preparedMarker } from "../../db/prepared-statements";
+import {
+  sql,
+  type Kysely,
+  type RawBuilder,
+  type Selectable,
+  type UpdateObject,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from "kysely";
 
 /** The columns of `Row` whose selected type is assignable to `Value`: the lock's columns are checked. */
 type ColumnsOfType<Row, Value> = {
   [K in keyof Selectable<Row> & string]: Selectable<Row>[K] extends Value ? K : never;
 }[keyof Selectable<Row> & string];
 
+/** The id of a protected row, as the caller has it (a text or a numeric key). */
+export type RowId = string | number;
+
 /** Where a lease lives: a table of `DB` and its columns, each checked against the type it must have. */
 export interface LeaseColumns<DB, TB extends keyof DB & string> {
   table: TB;
-  id: ColumnsOfType<DB[TB], string | number>;
+  id: ColumnsOfType<DB[TB], RowId>;
   /** When the current lease was taken; written only by acquire. */
   lockedAt: ColumnsOfType<DB[TB], Date | null>;
   /** Until when it holds, as its holder chose at acquisition (and renewals extended). */
@@ -24,22 +34,36 @@ export interface LeaseColumns<DB, TB extends keyof DB & string> {
   fence: ColumnsOfType<DB[TB], string | number | bigint>;
 }
 
+export interface LeaseLockOptions {
+  /**
+   * Sends each statement as a named prepared statement `<name>_<statement>`: it begins with the comment
+   * `/* prepared: <name>_<statement> *\/`, which a pool that honours it (this app's
+   * db/prepared-statements.ts) turns into a named statement, parsed and planned once per connection.
+   * Without such a pool, or behind a pooler that cannot keep prepared statements, the comment is inert.
+   */
+  preparedName?: string;
+}
+
 /**
- * A statement run inside the acquiring statement itself (so it is atomic with it), reading the acquired
- * row from the CTE `acquired`: its columns plus `lease_lock_fence`. E.g. `INSERT … SELECT … FROM acquired RETURNING id`.
+ * A statement run inside another statement of the lease (so it is atomic with it). At acquisition it
+ * reads the CTE `acquired` (the row's columns plus `lease_lock_fence` and `lease_lock_until`); at a
+ * renewal or a hold, the CTE `extended` (`until`: the new expiry). E.g. `INSERT … SELECT … FROM acquired RETURNING id`.
  */
-export type IntentRecorder = () => RawBuilder<unknown>;
+export type StatementRecorder = () => RawBuilder<unknown>;
 
 export interface AcquireOptions {
   ttlMs: number;
   /** The most a renewal may extend the lease to, counted from `lockedAt`; null: no cap. */
   maxHoldMs?: number | null;
-  intent?: IntentRecorder;
+  /** Recorded by the acquiring statement; its first row's `id` comes back as `intentId`. */
+  intent?: StatementRecorder;
+  /** Recorded by every statement that moves the expiry (a renewal, a hold), e.g. a bound kept elsewhere. */
+  onExtend?: StatementRecorder;
 }
 
 /** A held lease. Its methods are closures: they may be passed around without their object. */
-export interface LeaseHandle {
-  readonly rowId: string;
+export interface LeaseHandle<DB = unknown, TB extends keyof DB & string = keyof DB & string> {
+  readonly rowId: RowId;
   readonly token: string;
   /** Grows by one at every acquisition of this row's lease: a fencing token. */
   readonly fence: bigint;
@@ -57,15 +81,26 @@ export interface LeaseHandle {
   holds(): Promise<boolean>;
   /** Clears it only if it is still mine; false when someone else holds it now (or nobody does). */
   release(): Promise<boolean>;
+  /**
+   * Writes `values` to the protected row only while the lease is mine and unexpired: the condition is in
+   * the statement's own WHERE, so a holder paused after its last check still cannot write. True when it
+   * applied. Never write the lock's own columns with it.
+   */
+  update(values: UpdateObject<DB, TB>): Promise<boolean>;
+  /** The same owner-checked UPDATE as a query, to send along with another statement (a CTE). */
+  updating(values: UpdateObject<DB, TB>): UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
+  /** True while the lease is mine and unexpired, as a condition for any other statement's WHERE. */
+  heldCondition(): RawBuilder<boolean>;
 }
 
-export type Acquisition =
+export type Acquisition<DB = unknown, TB extends keyof DB & string = keyof DB & string> =
   | {
       acquired: true;
-      lease: LeaseHandle;
-      /** What the intent recorder returned (its first row's `id`). */ intentId: string | null;
-      /** The protected row as the acquisition left it (JSON: dates as ISO strings), read by the same statement. */
-      row: Record<string, unknown>;
+      lease: LeaseHandle<DB, TB>;
+      /** What the intent recorder returned (its first row's `id`). */
+      intentId: string | null;
+      /** The protected row as the acquisition left it, read by the same statement and typed as a select of it. */
+      row: Selectable<DB[TB]>;
     }
   | { acquired: false; reason: "held"; heldUntil: Date | null; remainingMs: number }
   | { acquired: false; reason: "not-found" };
@@ -81,51 +116,98 @@ export interface LeaseState {
   remainingMs: number;
 }
 
-export interface LeaseLock<DB> {
-  acquire(db: Kysely<DB>, rowId: string, options: AcquireOptions): Promise<Acquisition>;
-  inspect(db: Kysely<DB>, rowId: string): Promise<LeaseState | null>;
+export interface LeaseLock<DB, TB extends keyof DB & string = keyof DB & string> {
+  acquire(db: Kysely<DB>, rowId: RowId, options: AcquireOptions): Promise<Acquisition<DB, TB>>;
+  inspect(db: Kysely<DB>, rowId: RowId): Promise<LeaseState | null>;
 }
-
-/** Sent first in each statement: the lease's statements run as named prepared statements (prepared.ts). */
-const prepared = sql.raw(preparedMarker);
 
 const interval = (ms: number): RawBuilder<unknown> => sql`make_interval(secs => ${ms / 1000})`;
 const millisecondsLeft = (moment: RawBuilder<unknown>): RawBuilder<number> =>
   sql<number>`greatest(0, extract(epoch FROM (${moment} - clock_timestamp())) * 1000)::float8`;
 
-interface TakenRow {
-  acquired: boolean;
-  token: string | null;
-  fence: string | null;
-  until: Date | null;
-  remaining_ms: number;
-  intent_id: string | null;
-  row: Record<string, unknown> | null;
+/** The columns the acquiring statement adds to the row it returns; never the names of a table's own. */
+interface AcquiredMeta {
+  lease_lock_token: string | null;
+  /** From the acquired row (its fence and expiry as the intent recorder reads them). */
+  lease_lock_fence: string | number | null;
+  lease_lock_until: Date | null;
+  lease_lock_held_until: Date | null;
+  lease_lock_remaining_ms: number | null;
+  lease_lock_held: boolean;
+  lease_lock_intent_id: string | null;
 }
 
-export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumns<DB, TB>): LeaseLock<DB> {
+interface Extended {
+  until: Date;
+  remaining_ms: number;
+}
+
+/**
+ * The lease on `columns.table`. Example, a job queue's claim:
+ *
+ * @example
+ * const jobLease = leaseLock<JobsDb, "jobs">({
+ *   table: "jobs", id: "id", lockedAt: "claimed_at", lockedUntil: "claimed_until", token: "claim_token", fence: "claim_fence",
+ * });
+ * const taken = await jobLease.acquire(db, jobId, { ttlMs: 30_000 });
+ * if (taken.acquired) {
+ *   try {
+ *     await sendTheInvoice(taken.row, { fence: taken.lease.fence });
+ *     if (!(await taken.lease.update({ status: "sent" }))) throw new Error("lost the claim before saving");
+ *   } finally {
+ *     await taken.lease.release();
+ *   }
+ * }
+ */
+export function leaseLock<DB, TB extends keyof DB & string>(
+  columns: LeaseColumns<DB, TB>,
+  options: LeaseLockOptions = {},
+): LeaseLock<DB, TB> {
   const table = sql.table(columns.table);
   const id = sql.ref(columns.id);
   const lockedAt = sql.ref(columns.lockedAt);
   const lockedUntil = sql.ref(columns.lockedUntil);
   const token = sql.ref(columns.token);
   const fence = sql.ref(columns.fence);
+  /** The marker that names a statement when prepared statements were asked for. */
+  const named = (statement: string): RawBuilder<unknown> =>
+    options.preparedName ? sql.raw(`/* prepared: ${options.preparedName}_${statement} */`) : sql``;
 
   function handle(
     db: Kysely<DB>,
-    rowId: string,
+    rowId: RowId,
     taken: { token: string; fence: bigint; until: Date; remainingMs: number },
-    options: AcquireOptions,
-  ): LeaseHandle {
+    acquireOptions: AcquireOptions,
+  ): LeaseHandle<DB, TB> {
     const state = { expiresAt: taken.until, remainingMs: taken.remainingMs, answeredAt: performance.now() };
-    const note = (row: { until: Date; remaining_ms: number } | undefined): boolean => {
+    const note = (row: Extended | undefined): boolean => {
       if (!row) return false;
       Object.assign(state, { expiresAt: row.until, remainingMs: row.remaining_ms, answeredAt: performance.now() });
       return true;
     };
-    const mine = sql`${id} = ${rowId} AND ${token} = ${taken.token} AND ${lockedUntil} > now()`;
+    const mine = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token} AND ${lockedUntil} > now()`;
     const cap =
-      options.maxHoldMs == null ? sql`'infinity'::timestamptz` : sql`${lockedAt} + ${interval(options.maxHoldMs)}`;
+      acquireOptions.maxHoldMs == null
+        ? sql`'infinity'::timestamptz`
+        : sql`${lockedAt} + ${interval(acquireOptions.maxHoldMs)}`;
+    const recorded = acquireOptions.onExtend ? sql`, recorded AS (${acquireOptions.onExtend()})` : sql``;
+    // Moves the expiry to `until` (never earlier) while the lease is mine, with the caller's record of it.
+    const extend = async (statement: string, until: RawBuilder<unknown>): Promise<boolean> => {
+      const extended = await sql<Extended>`${named(statement)}
+        WITH extended AS (
+          UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${mine}
+          RETURNING ${lockedUntil} AS until
+        )${recorded}
+        SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`.execute(db);
+      return note(extended.rows[0]);
+    };
+    // Kysely cannot type a table chosen by a generic parameter: the builder is typed at this boundary.
+    type AnyTables = Record<string, Record<string, unknown>>;
+    const updating = (values: UpdateObject<DB, TB>) =>
+      (db as unknown as Kysely<AnyTables>)
+        .updateTable(columns.table as string)
+        .set(values as UpdateObject<AnyTables, string>)
+        .where(mine) as unknown as UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
 
     return {
       rowId,
@@ -142,74 +224,81 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
       },
       // Owner-checked: the token and an unexpired lease, in the WHERE of one UPDATE. The cap is kept by
       // the database from `locked_at`, so no process, however confused its clock, can hold it longer.
-      async renew() {
-        const renewed = await sql<{ until: Date; remaining_ms: number }>`${prepared}
-          UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, least(now() + ${interval(options.ttlMs)}, ${cap}))
-           WHERE ${mine}
-          RETURNING ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms`.execute(db);
-        return note(renewed.rows[0]);
-      },
-      async holdFor(untilMs) {
-        const held = await sql<{ until: Date; remaining_ms: number }>`${prepared}
-          UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, clock_timestamp() + ${interval(untilMs)})
-           WHERE ${mine}
-          RETURNING ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms`.execute(db);
-        return note(held.rows[0]);
-      },
+      renew: () => extend("renew", sql`least(now() + ${interval(acquireOptions.ttlMs)}, ${cap})`),
+      holdFor: (untilMs) => extend("hold", sql`clock_timestamp() + ${interval(untilMs)}`),
       async holds() {
-        const found = await sql<{ until: Date; remaining_ms: number }>`${prepared}
+        const found = await sql<Extended>`${named("holds")}
           SELECT ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms FROM ${table} WHERE ${mine}`.execute(
           db,
         );
         return note(found.rows[0]);
       },
       async release() {
-        const released = await sql`${prepared}
+        const released = await sql`${named("release")}
           UPDATE ${table} SET ${lockedAt} = NULL, ${lockedUntil} = NULL, ${token} = NULL
            WHERE ${id} = ${rowId} AND ${token} = ${taken.token}`.execute(db);
         return released.numAffectedRows === 1n;
       },
+      async update(values) {
+        return (await updating(values).executeTakeFirst()).numUpdatedRows === 1n;
+      },
+      updating,
+      heldCondition: () => sql<boolean>`EXISTS (SELECT 1 FROM ${table} WHERE ${mine})`,
     };
   }
 
   return {
-    async acquire(db, rowId, options) {
+    async acquire(db, rowId, acquireOptions) {
       // One statement answers winner and losers alike. The UPDATE takes the row lock; a concurrent
       // acquirer waits for it, then re-checks the WHERE against the committed row and matches 0 rows.
       // A loser then reads the holder's expiry with FOR SHARE, which conflicts with the winner's UPDATE and
       // so follows the row to its newest committed version (a plain read, or FOR KEY SHARE, which does not
       // conflict with a non-key UPDATE, would return the statement's older snapshot: no expiry at all).
       // Losers thus learn when to come back without a second round trip. The winner gets the row as it
-      // left it, so work that needs the row's other columns does not read it again.
-      const intent = options.intent ? sql`, intent AS (${options.intent()})` : sql``;
-      const intentId = options.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
-      const taken = await sql<TakenRow>`${prepared}
+      // left it, each column parsed as a query of it would be, so the work need not read it again.
+      const intent = acquireOptions.intent ? sql`, intent AS (${acquireOptions.intent()})` : sql``;
+      const intentId = acquireOptions.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
+      const taken = await sql<
+        AcquiredMeta & Record<string, unknown>
+      >`${named(acquireOptions.intent ? "acquire_with_intent" : "acquire")}
         WITH acquired AS (
           UPDATE ${table}
-             SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(options.ttlMs)},
+             SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(acquireOptions.ttlMs)},
                  ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
            WHERE ${id} = ${rowId} AND (${lockedUntil} IS NULL OR ${lockedUntil} < now())
-          RETURNING *, ${fence} AS lease_lock_fence, ${token} AS lease_lock_token, ${lockedUntil} AS lease_lock_until
-        )${intent}
-        SELECT true AS acquired, lease_lock_token::text AS token, lease_lock_fence::text AS fence, lease_lock_until AS until,
-               ${millisecondsLeft(sql`lease_lock_until`)} AS remaining_ms, ${intentId} AS intent_id,
-               to_jsonb(acquired) - 'lease_lock_fence' - 'lease_lock_token' - 'lease_lock_until' AS row
-          FROM acquired
-        UNION ALL
-        SELECT false, NULL, NULL, holder.until, ${millisecondsLeft(sql`holder.until`)}, NULL, NULL
-          FROM (SELECT ${lockedUntil} AS until FROM ${table}
-                 WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE) AS holder`.execute(db);
-      const row = taken.rows[0];
-      if (!row) return { acquired: false, reason: "not-found" };
-      if (!row.acquired)
-        return { acquired: false, reason: "held", heldUntil: row.until, remainingMs: row.remaining_ms };
+          RETURNING *, ${fence} AS lease_lock_fence, ${lockedUntil} AS lease_lock_until
+        )${intent},
+        holder AS (
+          SELECT ${lockedUntil} AS until FROM ${table}
+           WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE
+        )
+        SELECT acquired.*, acquired.${token}::text AS lease_lock_token, holder.until AS lease_lock_held_until,
+               ${millisecondsLeft(sql`coalesce(acquired.lease_lock_until, holder.until)`)} AS lease_lock_remaining_ms,
+               EXISTS (SELECT 1 FROM holder) AS lease_lock_held, ${intentId} AS lease_lock_intent_id
+          FROM (VALUES (1)) AS one (lease_lock_one)
+          LEFT JOIN acquired ON true LEFT JOIN holder ON true`.execute(db);
+      const {
+        lease_lock_token: tokenTaken,
+        lease_lock_fence: fenceTaken,
+        lease_lock_until: until,
+        lease_lock_held_until: heldUntil,
+        lease_lock_remaining_ms: remainingMs,
+        lease_lock_held: held,
+        lease_lock_intent_id: intentIdTaken,
+        ...row
+      } = taken.rows[0]!;
+      if (tokenTaken === null || fenceTaken === null || until === null) {
+        return held
+          ? { acquired: false, reason: "held", heldUntil, remainingMs: remainingMs ?? 0 }
+          : { acquired: false, reason: "not-found" };
+      }
       const lease = handle(
         db,
         rowId,
-        { token: row.token!, fence: BigInt(row.fence!), until: row.until!, remainingMs: row.remaining_ms },
-        options,
+        { token: tokenTaken, fence: BigInt(fenceTaken), until, remainingMs: remainingMs ?? 0 },
+        acquireOptions,
       );
-      return { acquired: true, lease, intentId: row.intent_id, row: row.row! };
+      return { acquired: true, lease, intentId: intentIdTaken, row: row as Selectable<DB[TB]> };
     },
 
     async inspect(db, rowId) {
@@ -220,7 +309,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(columns: LeaseColumn
         fence: string;
         held: boolean;
         remaining_ms: number;
-      }>`${prepared}
+      }>`${named("inspect")}
         SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
                coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
           FROM ${table} WHERE ${id} = ${rowId}`.execute(db);

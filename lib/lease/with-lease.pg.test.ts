@@ -2,6 +2,7 @@ import { sql, type Generated } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import { leaseLock } from "./lease-lock";
+import { withLeaseForTeaching } from "./testing";
 import { LeaseLostError, LeaseUnavailable, withLease, type LeaseEvent } from "./with-lease";
 
 /** A table that has nothing to do with users: a queue of jobs, each leased by the worker that runs it. */
@@ -29,7 +30,9 @@ const jobLease = leaseLock<JobsDatabase, "lease_demo_jobs">({
 let jobId = "";
 
 beforeAll(async () => {
-  await sql`DROP TABLE IF EXISTS lease_demo_jobs`.execute(db);
+  await sql`DROP TABLE IF EXISTS lease_demo_jobs, lease_demo_log`.execute(db);
+  // Where the tests' own statements recorder writes (a statement the lease sends along with its own).
+  await sql`CREATE TABLE lease_demo_log (at timestamptz NOT NULL DEFAULT clock_timestamp())`.execute(db);
   await sql`
     CREATE TABLE lease_demo_jobs (
       job_id serial PRIMARY KEY, name text NOT NULL, leased_at timestamptz, leased_until timestamptz,
@@ -46,7 +49,7 @@ beforeEach(async () => {
   jobId = String(row.job_id);
 });
 afterAll(async () => {
-  await sql`DROP TABLE IF EXISTS lease_demo_jobs`.execute(db);
+  await sql`DROP TABLE IF EXISTS lease_demo_jobs, lease_demo_log`.execute(db);
   await db.destroy();
 });
 
@@ -123,7 +126,7 @@ describe("withLease on a second table (a job queue)", () => {
         throw new Error("injected release failure");
       },
     };
-    await withLease(jobLease, jobId, { db, ttlMs: 10_000, hooks }, runJob);
+    await withLeaseForTeaching(jobLease, jobId, { db, ttlMs: 10_000 }, { hooks }, runJob);
     expect(failures).toEqual([1]);
     await expect.poll(async () => (await jobLease.inspect(db, jobId))?.held, { timeout: 5_000 }).toBe(false);
     expect(failures).toEqual([1, 2]);
@@ -136,5 +139,90 @@ describe("withLease on a second table (a job queue)", () => {
     const state = await jobLease.inspect(db, jobId);
     expect(state?.held).toBe(true);
     expect(state!.remainingMs).toBeGreaterThan(3_000);
+  });
+
+  it("claims a job by its numeric id and saves its result only while the claim holds", async () => {
+    const numericId = Number(jobId);
+    const result = await withLease(jobLease, numericId, { db, ttlMs: 5_000 }, async ({ lease, row }) => {
+      expect(row.job_id).toBe(numericId);
+      expect(row.name).toBe("send the invoices");
+      return lease.update({ name: "invoices sent" });
+    });
+    expect(result).toBe(true);
+    const { name } = await db.selectFrom("lease_demo_jobs").select("name").executeTakeFirstOrThrow();
+    expect(name).toBe("invoices sent");
+  });
+
+  it("a write paused past the claim's expiry, after a second worker took over, changes nothing", async () => {
+    const late = await withLease(jobLease, jobId, { db, ttlMs: 2_000, renewEvery: 10_000 }, async ({ lease }) => {
+      // The pause: the claim expires and another worker takes it over and saves its own result.
+      await sql`UPDATE lease_demo_jobs SET leased_until = now() - interval '1 ms'`.execute(db);
+      const thief = await jobLease.acquire(db, jobId, { ttlMs: 2_000 });
+      if (!thief.acquired) throw new Error("expected the second worker to take over");
+      expect(await thief.lease.update({ name: "second worker's result" })).toBe(true);
+      return lease.update({ name: "first worker's stale result" });
+    });
+    expect(late).toBe(false);
+    const { name } = await db.selectFrom("lease_demo_jobs").select("name").executeTakeFirstOrThrow();
+    expect(name).toBe("second worker's result");
+  });
+
+  it("renews against a slow database one renewal at a time, and reports nothing after the release", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    // Each renewing statement takes 250 ms, five times the renewal period.
+    const slowRenewal = () => sql`INSERT INTO lease_demo_log SELECT clock_timestamp() FROM pg_sleep(0.25)`;
+    await withLease(
+      jobLease,
+      jobId,
+      { db, ttlMs: 2_000, renewEvery: 50, onExtend: slowRenewal, onEvent: (event) => void events.push(event.kind) },
+      async () => {
+        await expect.poll(() => events.filter((kind) => kind === "renewed").length).toBeGreaterThanOrEqual(2);
+        await pause(100); // a renewal is in flight when the work ends
+      },
+    );
+    const renewals = events.filter((kind) => kind === "renewed").length;
+    expect(events.at(-1)).toBe("released");
+    // 50 ms apart with no wait for the answer would have overlapped about five at a time.
+    expect(renewals).toBeLessThanOrEqual(4);
+    await pause(400);
+    expect(events.at(-1)).toBe("released");
+  });
+
+  it("releases even when the hook before the release throws, and keeps the work's own result", async () => {
+    const hooks = { atCheckpoint: async () => Promise.reject(new Error("a hook that fails")) };
+    const result = await withLeaseForTeaching(jobLease, jobId, { db, ttlMs: 10_000 }, { hooks }, async () => "done");
+    expect(result).toBe("done");
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false });
+  });
+
+  it("a release that finds the lease taken over is reported as finding nothing, not as released", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    await withLease(
+      jobLease,
+      jobId,
+      { db, ttlMs: 2_000, renewEvery: 10_000, onEvent: (event) => void events.push(event.kind) },
+      async () => {
+        await sql`UPDATE lease_demo_jobs SET leased_until = now() - interval '1 ms'`.execute(db);
+        expect((await jobLease.acquire(db, jobId, { ttlMs: 5_000 })).acquired).toBe(true);
+      },
+    );
+    expect(events).toContain("release-found-nothing");
+    expect(events).not.toContain("released");
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: true });
+  });
+
+  it("leaves the lease as it is when keeping it for an unknown outcome fails with an error", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    // The hold's statement fails (a database blip): the lease must not be released early.
+    const failingHold = () => sql`INSERT INTO lease_demo_log SELECT 'not a time'::timestamptz`;
+    await withLease(
+      jobLease,
+      jobId,
+      { db, ttlMs: 3_000, renewEvery: 10_000, onExtend: failingHold, onEvent: (event) => void events.push(event.kind) },
+      async (section) => section.keepFor(5_000, "a call may still land"),
+    );
+    expect(events).toContain("keep-failed");
+    expect(events).not.toContain("released");
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: true });
   });
 });

@@ -2,11 +2,12 @@
  * Runs a piece of work under a lease, for any table: acquire, a deadline inside the lease that every call
  * made by the work carries, owner-checked renewal up to a hold cap, the "still mine?" check before each
  * irreversible step, and release in `finally` with background retries. What happens is reported as
- * events; faults can be injected through hooks. Nothing here knows what the work is.
+ * events. Nothing here knows what the work is.
  */
-import type { Kysely } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import { Deadline } from "./deadline";
-import type { IntentRecorder, LeaseHandle, LeaseLock } from "./lease-lock";
+import type { LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
+import { Renewal } from "./renewal";
 
 export type LeaseEvent =
   | { kind: "acquired"; lease: LeaseHandle }
@@ -14,51 +15,41 @@ export type LeaseEvent =
   | { kind: "renewed"; lease: LeaseHandle }
   | { kind: "lost"; beforeStep: string | null }
   | { kind: "kept"; lease: LeaseHandle; reason: string }
+  /** Keeping the lease for an unknown outcome failed with an error: it is left as it is, and its TTL frees it. */
+  | { kind: "keep-failed"; reason: string; error: unknown }
   | { kind: "released" }
+  /** The release matched no row: the lease had expired and was taken by someone else (or cleared). */
+  | { kind: "release-found-nothing" }
   | { kind: "release-failed"; attempt: number; attempts: number; error: unknown };
-
-export interface LeaseHooks {
-  /**
-   * Runs at each checkpoint, and before the release (`nextStep` "release"): where the lab pauses an
-   * operation on purpose, as a GC pause would. Resolves true when it paused: ownership is checked again.
-   */
-  atCheckpoint?(nextStep: string): Promise<boolean>;
-  /** Runs before each release attempt; throwing fails that attempt (the lab's failing releases). */
-  beforeRelease?(attempt: number): void;
-}
 
 export interface WithLeaseOptions<DB> {
   db: Kysely<DB>;
   ttlMs: number;
-  /**
-   * The safeguards beyond the textbook lease: a deadline inside the lease, renewal, and the ownership
-   * check at checkpoints. Off, the work only gets `textbookTimeoutMs` and the TTL alone protects it.
-   */
-  safeguards?: boolean;
   /** How often the lease is renewed while the work runs; default TTL / 3. */
   renewEvery?: number;
   /** The most renewals may hold the lease for, from its acquisition; default 3 × TTL. */
   maxHold?: number;
-  /** Recorded by the acquiring statement itself (see `IntentRecorder`). */
-  intent?: IntentRecorder;
+  /** Recorded by the acquiring statement itself (see `StatementRecorder`). */
+  intent?: StatementRecorder;
+  /** Recorded by each statement that moves the expiry (see `StatementRecorder`). */
+  onExtend?: StatementRecorder;
   onEvent?(event: LeaseEvent): void | Promise<void>;
-  hooks?: LeaseHooks;
   /** Release attempts before the TTL is left to free the lease; default 4. */
   releaseAttempts?: number;
 }
 
-export interface LeaseSection {
-  lease: LeaseHandle;
+export interface LeaseSection<DB = unknown, TB extends keyof DB & string = keyof DB & string> {
+  lease: LeaseHandle<DB, TB>;
   intentId: string | null;
   /** The protected row as the acquisition left it (see `Acquisition`). */
-  row: Record<string, unknown>;
+  row: Selectable<DB[TB]>;
   /** Every call the work makes carries `deadline.signal`; it fires before the lease can expire. */
   deadline: Deadline;
   /**
-   * Before an irreversible step, with safeguards: makes sure the lease is still mine and unexpired, by
-   * `verify` when given (an owner-checked write the work makes anyway, saving a round trip) or by a
-   * renewal; then runs the hooks (and, after a pause, checks again). Without safeguards `verify` still
-   * runs (the work's write is made) but its answer is not trusted to stop anything.
+   * Before an irreversible step: makes sure the lease is still mine and unexpired, by `verify` when given
+   * (an owner-checked write the work makes anyway, saving a round trip) or by a renewal. Throws
+   * `LeaseLostError` when it is not. A check is only as good as the moment it was made: a write that
+   * must not land after a loss carries its own condition (`lease.update`).
    */
   checkpoint(nextStep: string, verify?: () => Promise<boolean>): Promise<void>;
   /**
@@ -86,17 +77,62 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** The most renewals hold a lease for unless told otherwise: long enough for slow work, not forever. */
+export const defaultMaxHoldMs = (ttlMs: number): number => 3 * ttlMs;
+
+/** Room kept between the work's deadline and the lease's expiry, for the last writes and the release. */
+export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.round(ttlMs / 5));
+
+/**
+ * Runs `work` while holding the lease on row `rowId`, and releases it afterwards (or keeps it, when the
+ * work says an outcome is still unknown). Throws `LeaseUnavailable` when another holder has it.
+ *
+ * @example
+ * await withLease(jobLease, jobId, { db, ttlMs: 30_000 }, async ({ lease, deadline, checkpoint }) => {
+ *   await checkpoint("charge");
+ *   await paymentApi.charge(invoice, { signal: deadline.signal, fence: lease.fence });
+ *   if (!(await lease.update({ status: "charged" }))) throw new LeaseLostError("save");
+ * });
+ */
+export function withLease<DB, TB extends keyof DB & string, T>(
+  lock: LeaseLock<DB, TB>,
+  rowId: RowId,
+  options: WithLeaseOptions<DB>,
+  work: (section: LeaseSection<DB, TB>) => Promise<T>,
+): Promise<T> {
+  return runUnderLease(lock, rowId, options, {}, work);
+}
+
+/**
+ * What a teaching lab may change in `withLease` (lib/lease/testing.ts): the textbook lease without the
+ * safeguards, and hooks where faults are injected. Not part of the library's public API.
+ */
+export interface TeachingOptions {
+  /**
+   * The safeguards beyond the textbook lease: a deadline inside the lease, renewal, and the ownership
+   * check at checkpoints. Off, the work only gets `textbookTimeoutMs` and the TTL alone protects it.
+   */
+  safeguards?: boolean;
+  hooks?: LeaseHooks;
+}
+
+export interface LeaseHooks {
+  /**
+   * Runs at each checkpoint, and before the release (`nextStep` "release"): where the lab pauses an
+   * operation on purpose, as a GC pause would. Resolves true when it paused: ownership is checked again.
+   * It cannot skip the release: an error it throws there is ignored.
+   */
+  atCheckpoint?(nextStep: string): Promise<boolean>;
+  /** Runs before each release attempt; throwing fails that attempt (the lab's failing releases). */
+  beforeRelease?(attempt: number): void;
+}
+
 /**
  * Thrown by a hook to play a crash of the process: the work stops dead, and nothing more happens for it
  * (no `finally` work, no release, no renewal), so the lease holds until its TTL, as after a real crash.
  */
 export class WorkCrashed extends Error {}
 
-/** The most renewals hold a lease for unless told otherwise: long enough for slow work, not forever. */
-export const defaultMaxHoldMs = (ttlMs: number): number => 3 * ttlMs;
-
-/** Room kept between the work's deadline and the lease's expiry, for the last writes and the release. */
-export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.round(ttlMs / 5));
 /** Without the safeguards, calls only have this generous timeout: the textbook lease trusts its TTL. */
 export const textbookTimeoutMs = 60_000;
 
@@ -104,18 +140,21 @@ export const textbookTimeoutMs = 60_000;
 const budgetMs = (lease: LeaseHandle, ttlMs: number): number =>
   lease.remainingMs - safetyMarginMs(ttlMs) - (performance.now() - lease.answeredAt);
 
-export async function withLease<DB, T>(
-  lock: LeaseLock<DB>,
-  rowId: string,
+export async function runUnderLease<DB, TB extends keyof DB & string, T>(
+  lock: LeaseLock<DB, TB>,
+  rowId: RowId,
   options: WithLeaseOptions<DB>,
-  work: (section: LeaseSection) => Promise<T>,
+  teaching: TeachingOptions,
+  work: (section: LeaseSection<DB, TB>) => Promise<T>,
 ): Promise<T> {
-  const { db, ttlMs, safeguards = true, onEvent = () => undefined, hooks = {} } = options;
+  const { db, ttlMs, onEvent = () => undefined } = options;
+  const { safeguards = true, hooks = {} } = teaching;
   const maxHold = options.maxHold ?? defaultMaxHoldMs(ttlMs);
   const acquisition = await lock.acquire(db, rowId, {
     ttlMs,
     maxHoldMs: safeguards ? maxHold : null,
     intent: options.intent,
+    onExtend: options.onExtend,
   });
   if (!acquisition.acquired) {
     if (acquisition.reason === "held") await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
@@ -124,26 +163,25 @@ export async function withLease<DB, T>(
       : new LeaseUnavailable("not-found");
   }
   const { lease } = acquisition;
-  await onEvent({ kind: "acquired", lease });
+  await onEvent({ kind: "acquired", lease: lease as LeaseHandle });
 
-  const deadline = new Deadline(safeguards ? budgetMs(lease, ttlMs) : textbookTimeoutMs);
+  const deadline = new Deadline(safeguards ? budgetMs(lease as LeaseHandle, ttlMs) : textbookTimeoutMs);
   // Fires the deadline when the lease is found gone; otherwise moves it with the new expiry.
   const renew = async (): Promise<boolean> => {
     if (!(await lease.renew())) {
-      deadline.abort("lease lost");
+      deadline.abort("lease-lost");
       return false;
     }
-    deadline.extend(budgetMs(lease, ttlMs));
-    await onEvent({ kind: "renewed", lease });
+    deadline.extend(budgetMs(lease as LeaseHandle, ttlMs));
+    await onEvent({ kind: "renewed", lease: lease as LeaseHandle });
     return true;
   };
-  const heartbeat = safeguards
-    ? setInterval(() => void renew().catch(() => undefined), Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)))
-    : undefined;
-  heartbeat?.unref?.();
+  const renewal = safeguards
+    ? new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => void (await renew()))
+    : null;
   let keep: { ms: number; reason: string } | null = null;
 
-  const section: LeaseSection = {
+  const section: LeaseSection<DB, TB> = {
     lease,
     intentId: acquisition.intentId,
     row: acquisition.row,
@@ -175,16 +213,33 @@ export async function withLease<DB, T>(
     crashed = error instanceof WorkCrashed;
     throw error;
   } finally {
-    clearInterval(heartbeat);
+    // A renewal in flight answers first, so no event of it can follow the release.
+    await renewal?.stop();
     deadline.dispose();
-    if (!crashed) {
-      await hooks.atCheckpoint?.("release");
-      const kept = keep as { ms: number; reason: string } | null;
-      if (kept && (await lease.holdFor(kept.ms).catch(() => false)))
-        await onEvent({ kind: "kept", lease, reason: kept.reason });
-      else await release(lease, options.releaseAttempts ?? 4, hooks, onEvent);
+    if (!crashed) await finish(lease as LeaseHandle, keep, options.releaseAttempts ?? 4, hooks, onEvent);
+  }
+}
+
+/** The end of the work: keep the lease for an unknown outcome, or release it. It always runs. */
+async function finish(
+  lease: LeaseHandle,
+  keep: { ms: number; reason: string } | null,
+  attempts: number,
+  hooks: LeaseHooks,
+  onEvent: (event: LeaseEvent) => void | Promise<void>,
+): Promise<void> {
+  // A pause here is the lab's; an error from it must neither skip the release nor replace the result.
+  await hooks.atCheckpoint?.("release").catch(() => false);
+  if (keep) {
+    try {
+      if (await lease.holdFor(keep.ms)) return void (await onEvent({ kind: "kept", lease, reason: keep.reason }));
+    } catch (error) {
+      // Unknown whether the hold applied: releasing now could free a lease that must be kept. Its TTL
+      // frees it instead.
+      return void (await onEvent({ kind: "keep-failed", reason: keep.reason, error }));
     }
   }
+  await release(lease, attempts, hooks, onEvent);
 }
 
 /**
@@ -200,8 +255,8 @@ async function release(
   const attempt = async (number: number): Promise<void> => {
     try {
       hooks.beforeRelease?.(number);
-      await lease.release();
-      await onEvent({ kind: "released" });
+      const cleared = await lease.release();
+      await onEvent({ kind: cleared ? "released" : "release-found-nothing" });
     } catch (error) {
       await Promise.resolve(onEvent({ kind: "release-failed", attempt: number, attempts, error })).catch(
         () => undefined,

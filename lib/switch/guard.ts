@@ -24,10 +24,11 @@ export interface GuardedSection {
   /** The lease's fencing token, for guards that have one. */
   fence?: bigint;
   /**
-   * Saves the user's new primary; `finishing`: the switch's last write, which a journaling guard sends
-   * together with the record that the operation is done.
+   * Saves the user's new primary (and nothing else of the row); `finishing`: the switch's last write,
+   * which a journaling guard sends together with the record that the operation is done. Under the lease
+   * the save carries the lease's condition: when the lease is gone it changes nothing and throws `LeaseLost`.
    */
-  savePrimary(user: User, primaryIdentityId: string, options?: { finishing: boolean }): Promise<void>;
+  savePrimary(primaryIdentityId: string, options?: { finishing: boolean }): Promise<void>;
   /**
    * The user as the guard read it when it took hold (the lease's acquiring statement returns the row), if
    * nothing can have changed it since; otherwise undefined, and the steps read it themselves.
@@ -41,6 +42,8 @@ export interface GuardedSection {
    * the record already says so) and, before the next irreversible step, makes sure the guard still holds.
    */
   reached(step: JournalStep, fromIdentityId?: string): Promise<void>;
+  /** Before a provider write that `reached` does not precede (recovery's link): the guard still holds. */
+  ensureHeld(nextStep: string): Promise<void>;
   /** A provider write got no answer: it may still land, so nobody may trust a read until it cannot. */
   callMayStillLand(): void;
   /**
@@ -59,6 +62,7 @@ export const unjournaled = {
   leftovers: [],
   markRecovered: async () => undefined,
   reached: async () => undefined,
+  ensureHeld: async () => undefined,
   callMayStillLand: () => undefined,
   settleInFlight: async () => undefined,
 } satisfies Partial<GuardedSection>;

@@ -1,13 +1,24 @@
 /**
  * The journal of lease-guarded switches: the intent (user, fence, from, to) is written by the very
  * statement that acquires the lease, and the step reached is advanced after each provider call in small
- * independent writes. An entry not `done` is what a later holder of the lease must reconcile. Each entry
- * also says until when a provider write of its operation may still land (`in_flight_until`): no later
- * holder may trust what it reads at the provider before then, unless a fenced read shuts old writes out.
+ * independent writes, each carrying the lease's condition. An entry not `done` is what a later holder of
+ * the lease must reconcile. Each entry also says until when a provider write of its operation may still
+ * land (`in_flight_until`): no later holder may trust what it reads at the provider before then, unless a
+ * fenced read shuts old writes out.
+ *
+ * That bound follows the lease. A holder sends no call once its deadline, which sits inside the lease,
+ * has fired, and the provider drops what it has not applied `applyLimitMs` after it arrived: so while the
+ * operation runs, its calls can land no later than the lease's current expiry plus that limit. The
+ * acquiring statement writes it, every statement that moves the expiry moves it too (atomically, in the
+ * same statement), a crash leaves the last one, and an operation that ends narrows it.
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
-import { userSave, type User } from "./users";
+import type { LeaseHandle } from "../lease";
+import { primaryChange, savePrimary } from "./users";
+
+/** The user's lease, as the journal's writes check it. */
+type UserLease = LeaseHandle<Database, "users">;
 
 export interface JournalEntry {
   id: string;
@@ -25,21 +36,37 @@ export interface JournalEntry {
 
 /**
  * The intent, as a statement for the lease's acquire: it reads the acquired user row (`acquired`). Its
- * calls may land until `callsMayLandForMs` from now: the longest its lease can be held, plus the provider's
- * limit. A crash leaves that bound; an operation that ends narrows it.
+ * calls may land until `boundMs` past the lease's expiry (`followsLease`) or past now (a holder without
+ * a deadline inside its lease: the textbook's, whose calls are bounded by their own timeout only).
  */
 export function intentRecorder(
   operationId: string,
   /** null: the user's current primary (a settling operation, which switches nothing itself). */
   toIdentityId: string | null,
-  callsMayLandForMs: number,
+  bound: { boundMs: number; followsLease: boolean },
 ): () => RawBuilder<unknown> {
+  const from = bound.followsLease ? sql`lease_lock_until` : sql`now()`;
   return () => sql`
     INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step, in_flight_until)
     SELECT id, ${operationId}::uuid, lease_lock_fence, primary_identity_id, coalesce(${toIdentityId}, primary_identity_id), 'acquired',
-           now() + make_interval(secs => ${callsMayLandForMs / 1000})
+           ${from} + make_interval(secs => ${bound.boundMs / 1000})
       FROM acquired
     RETURNING id`;
+}
+
+/**
+ * For every statement that moves the lease's expiry (it reads `extended`): the running operation's calls
+ * may land until `applyLimitMs` past the new expiry. Not once its calls are behind it, nor after it ended.
+ */
+export function boundFollowsLease(
+  userId: string,
+  operationId: string,
+  applyLimitMs: number,
+): () => RawBuilder<unknown> {
+  return () => sql`
+    UPDATE switch_journal SET in_flight_until = (SELECT until FROM extended) + make_interval(secs => ${applyLimitMs / 1000})
+     WHERE user_id = ${userId} AND operation_id = ${operationId}::uuid AND step NOT IN ('done', 'resolved')
+       AND ended_with IS NULL AND in_flight_until IS NOT NULL AND EXISTS (SELECT 1 FROM extended)`;
 }
 
 export async function openEntries(db: Kysely<Database>, userId: string, exceptId: string): Promise<JournalEntry[]> {
@@ -71,45 +98,69 @@ export async function openEntries(db: Kysely<Database>, userId: string, exceptId
 }
 
 /**
- * Records the step reached, only while the writer still holds the user's lease (its token): an entry a
- * later holder has settled is never reopened by an operation that lost its lease. Once the provider calls
- * are behind (`linked` and after), none of them can land any more. Answers whether the lease is still the
- * writer's and unexpired: the same round trip serves as the ownership check before the next step.
+ * Records the step reached, only while the writer's lease is its own and unexpired (the condition is the
+ * statement's): an entry a later holder has settled is never reopened by an operation that lost its
+ * lease. Once the provider calls are behind (`linked` and after), none of them can land any more.
+ * Answers whether it was written: the same round trip is the ownership check before the next step.
  */
 export async function advance(
   db: Kysely<Database>,
   id: string,
-  leaseToken: string,
+  lease: UserLease,
   step: JournalStep,
   fromIdentityId?: string,
 ): Promise<boolean> {
   const callsDone = step === "linked" || step === "done";
-  const { rows } = await sql<{ unexpired: boolean }>`
+  const { rows } = await sql<{ id: string }>`
     UPDATE switch_journal
        SET step = ${step}, updated_at = now(), from_identity_id = coalesce(${fromIdentityId ?? null}, from_identity_id),
            in_flight_until = CASE WHEN ${callsDone}::boolean THEN NULL ELSE in_flight_until END
-      FROM users
-     WHERE switch_journal.id = ${id} AND switch_journal.step <> 'resolved'
-       AND users.id = switch_journal.user_id AND users.identity_action_lock_token = ${leaseToken}
-    RETURNING users.identity_action_locked_until > now() AS unexpired`.execute(db);
-  return rows[0]?.unexpired ?? false;
+     WHERE id = ${id} AND step <> 'resolved' AND ${lease.heldCondition()}
+    RETURNING id`.execute(db);
+  return rows.length === 1;
 }
 
 /**
  * The switch's last write: saves the user's new primary and records the entry `done`, in one statement
- * (one durable commit instead of two). Like `advance`, the journal is written only by the lease's owner.
+ * (one durable commit instead of two). The save is the lease's owner-checked UPDATE, and the journal is
+ * written only if the save was: a holder paused past its lease after its last check changes nothing.
+ * Answers whether it saved.
  */
-export async function saveAndFinish(db: Kysely<Database>, id: string, leaseToken: string, user: User): Promise<void> {
-  await db
-    .with("saved", (creator) => userSave(creator, user).returning("id"))
+export async function saveAndFinish(
+  db: Kysely<Database>,
+  id: string,
+  lease: UserLease,
+  primaryIdentityId: string,
+): Promise<boolean> {
+  const { numUpdatedRows } = await db
+    .with("saved", () => lease.updating(primaryChange(primaryIdentityId)).returning("id"))
     .updateTable("switch_journal")
-    .from("users")
     .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
-    .where("switch_journal.id", "=", id)
-    .where("switch_journal.step", "<>", "resolved")
-    .whereRef("users.id", "=", "switch_journal.user_id")
-    .where("users.identity_action_lock_token", "=", leaseToken)
+    .where("id", "=", id)
+    .where("step", "<>", "resolved")
+    .where(({ exists, selectFrom }) => exists(selectFrom("saved").select("id")))
+    .executeTakeFirst();
+  return numUpdatedRows === 1n;
+}
+
+/**
+ * The lab's fault `unfencedSave`: the same last write with the save made unconditionally, as a save that
+ * trusts the checks before it does. A holder paused after its last check then overwrites a later holder.
+ */
+export async function saveUnfencedAndFinish(
+  db: Kysely<Database>,
+  id: string,
+  userId: string,
+  primaryIdentityId: string,
+): Promise<boolean> {
+  await savePrimary(db, userId, primaryIdentityId);
+  await db
+    .updateTable("switch_journal")
+    .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
+    .where("id", "=", id)
+    .where("step", "<>", "resolved")
     .execute();
+  return true;
 }
 
 /**
@@ -127,6 +178,11 @@ export async function endUnfinished(
        SET ended_with = ${endedWith}, updated_at = now(),
            in_flight_until = ${outcomeUnknownForMs === null ? sql`NULL` : sql`clock_timestamp() + make_interval(secs => ${outcomeUnknownForMs / 1000})`}
      WHERE id = ${id} AND step NOT IN ('done', 'resolved')`.execute(db);
+}
+
+/** An operation that made no provider write leaves nothing to settle: its entry goes. */
+export async function discard(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom("switch_journal").where("id", "=", id).execute();
 }
 
 export async function resolve(db: Kysely<Database>, id: string, resolvedBy: string): Promise<void> {

@@ -50,7 +50,7 @@ export function problemFor(
   error: ProviderCallError,
   otherwise: () => Problem,
 ): Problem {
-  if (error.kind === "deadline" && section.deadline.firedBecause === "lease lost") return new LeaseLost(step);
+  if (error.kind === "deadline" && section.deadline.firedBecause === "lease-lost") return new LeaseLost(step);
   if (error.errorCode === "fenced_token") return new FencedOff(step, error.message);
   return otherwise();
 }

@@ -44,6 +44,8 @@ export async function recoverSwitch(
     }
     if (holds(fromAccount, to)) return recovered("the provider never changed; nothing to undo");
     if (fromAccount && toAccount) {
+      // A write like the switch's own: only while the lease is still mine (the read took time).
+      await section.ensureHeld("recover-link");
       await linkTolerant(provider, to, from, context);
       await saveRecoveredPrimary(section, entry, to);
       return recovered("it was unlinked but not linked; finished the link");
@@ -81,11 +83,12 @@ async function accountOrNull(
 const holds = (account: ProviderAccount | null, identityId: string): boolean =>
   account?.identityIds.includes(identityId) ?? false;
 
+/** Saves the primary the provider has, through the guard's save (under the lease, owner-checked). */
 async function saveRecoveredPrimary(
   section: GuardedSection,
   entry: JournalEntry,
   primaryIdentityId: string,
 ): Promise<void> {
   const user = await findUser(section.db, entry.userId);
-  if (user && user.primaryIdentityId !== primaryIdentityId) await section.savePrimary(user, primaryIdentityId);
+  if (user && user.primaryIdentityId !== primaryIdentityId) await section.savePrimary(primaryIdentityId);
 }

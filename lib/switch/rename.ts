@@ -1,8 +1,9 @@
 /**
  * The other writer of the user row: a rename. It reads the user, updates the name at the provider (one
- * call), then saves the user through the same entity save as the switch. It takes no lease: a rename does
- * not race the provider's linking. Whether its save writes the lease's columns back depends on whether
- * they are mapped as entity fields, which is the lesson of the lab's `lockColumnMapped`.
+ * call), then saves the name. It takes no lease: a rename does not race the provider's linking. Its save
+ * writes only the name, so a switch saved meanwhile keeps its primary; with the lab's `lockColumnMapped`
+ * it saves as an ORM that maps every column does, writing back the whole copy it read, the lease's
+ * columns included: the lesson.
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
@@ -10,7 +11,7 @@ import type { Database } from "../../db/schema";
 import { ProviderDeadlineExceeded, ProviderStepFailed, UserNotFound } from "../core/problems";
 import { Deadline } from "../lease";
 import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
-import { findUser, findUserWithLock, getUserView, saveUser, type UserView } from "./users";
+import { findUser, findUserWithLock, getUserView, saveDisplayName, saveWholeEntity, type UserView } from "./users";
 
 export interface RenameRequest {
   userId: string;
@@ -33,7 +34,8 @@ export async function renameUser(
   options: RenameOptions,
 ): Promise<UserView> {
   const { userId, displayName } = request;
-  const user = options.lockColumnMapped ? await findUserWithLock(db, userId) : await findUser(db, userId);
+  const mapped = options.lockColumnMapped ? await findUserWithLock(db, userId) : null;
+  const user = mapped ?? (await findUser(db, userId));
   if (!user) throw new UserNotFound(userId);
   const deadline = new Deadline(options.timeoutMs);
   try {
@@ -47,7 +49,7 @@ export async function renameUser(
   } finally {
     deadline.dispose();
   }
-  // The copy read at the start, with the new name: whatever it carries is written back.
-  await saveUser(db, { ...user, displayName });
+  if (mapped) await saveWholeEntity(db, { ...mapped, displayName });
+  else await saveDisplayName(db, userId, displayName);
   return (await getUserView(db, userId))!;
 }

@@ -55,7 +55,7 @@ export async function promoteToPrimary(
     await section.reached("unlinked");
     await providerStep(section, "link", () => linkTolerant(provider, identityId, user.primaryIdentityId, context));
     await section.reached("linked");
-    await section.savePrimary(user, identityId, { finishing: true });
+    await section.savePrimary(identityId, { finishing: true });
     return { primaryIdentityId: identityId, changed: true };
   });
   return { ...outcome, operationId };

@@ -1,6 +1,6 @@
-import type { Kysely, QueryCreator } from "kysely";
+import { sql, type Kysely, type Selectable, type UpdateObject } from "kysely";
 import { z } from "zod";
-import type { Database } from "../../db/schema";
+import type { Database, UsersTable } from "../../db/schema";
 import { identityActionLease } from "./identity-action-lease";
 
 /** A user as the rest of the code reads and writes it: the lease columns are not part of it. */
@@ -50,12 +50,8 @@ export async function listUsers(db: Kysely<Database>): Promise<Pick<User, "id" |
   return rows.map((row) => ({ id: row.id, displayName: row.display_name }));
 }
 
-/** The user's own columns, as a row of `users` has them (read by a query, or as JSON by the lease's acquire). */
-export interface UserColumns {
-  id: string;
-  display_name: string;
-  primary_identity_id: string;
-}
+/** The user's own columns, as a row of `users` has them (read by a query, or by the lease's acquire). */
+export type UserColumns = Pick<Selectable<UsersTable>, "id" | "display_name" | "primary_identity_id">;
 
 export const userFromRow = (row: UserColumns): User => ({
   id: row.id,
@@ -100,42 +96,58 @@ export async function findUserWithLock(db: Kysely<Database>, userId: string): Pr
 }
 
 /**
- * The entity save: writes the user's own fields and bumps its version. A plain `User` never touches the
- * lease, which only the lease lock (lib/switch/identity-action-lease.ts) writes; a `UserWithLock` (the lock
- * columns mapped as entity fields) writes them back as they were read, wiping a lease taken since.
- * With `expectedVersion`, writes only if nobody else wrote since that version was read.
- * Returns whether the row was written.
+ * The change a switch makes to the user row: the new primary and the version, nothing else, so it never
+ * writes back a copy of the other columns (a rename that landed meanwhile keeps its name). The lease's
+ * holder sends it through `lease.update`, which adds the owner check.
  */
-export async function saveUser(
+export const primaryChange = (primaryIdentityId: string): UpdateObject<Database, "users"> => ({
+  primary_identity_id: primaryIdentityId,
+  version: sql<number>`version + 1`,
+});
+
+/**
+ * Saves a new primary without any lock (the strategies that have none, and the support tool). With
+ * `expectedVersion`, writes only if nobody else wrote since that version was read. Whether it was written.
+ */
+export async function savePrimary(
   db: Kysely<Database>,
-  user: User | UserWithLock,
+  userId: string,
+  primaryIdentityId: string,
   expectedVersion?: number,
 ): Promise<boolean> {
-  return (await userSave(db, user, expectedVersion).executeTakeFirst()).numUpdatedRows === 1n;
+  let update = db.updateTable("users").set(primaryChange(primaryIdentityId)).where("id", "=", userId);
+  if (expectedVersion !== undefined) update = update.where("version", "=", expectedVersion);
+  return (await update.executeTakeFirst()).numUpdatedRows === 1n;
 }
 
-/** The entity save as a statement, for callers that send it along with another (a CTE). */
-export function userSave(db: QueryCreator<Database>, user: User | UserWithLock, expectedVersion?: number) {
-  const lock =
-    "lock" in user
-      ? {
-          identity_action_locked_at: user.lock.lockedAt,
-          identity_action_locked_until: user.lock.lockedUntil,
-          identity_action_lock_token: user.lock.token,
-          identity_action_fence: user.lock.fence,
-        }
-      : {};
-  let update = db
+/** A rename's save: the name and the version only, so it never undoes a switch saved since it read. */
+export async function saveDisplayName(db: Kysely<Database>, userId: string, displayName: string): Promise<void> {
+  await db
     .updateTable("users")
-    .set((eb) => ({
+    .set({ display_name: displayName, version: sql<number>`version + 1` })
+    .where("id", "=", userId)
+    .execute();
+}
+
+/**
+ * The save of an ORM that maps every column as an entity field, the lock's included: it writes back the
+ * whole copy it read, so a switch saved since is undone and a lease taken since is wiped. What the lab's
+ * `lockColumnMapped` shows; the product never saves this way.
+ */
+export async function saveWholeEntity(db: Kysely<Database>, user: UserWithLock): Promise<void> {
+  await db
+    .updateTable("users")
+    .set({
       display_name: user.displayName,
       primary_identity_id: user.primaryIdentityId,
-      version: eb("version", "+", 1),
-      ...lock,
-    }))
-    .where("id", "=", user.id);
-  if (expectedVersion !== undefined) update = update.where("version", "=", expectedVersion);
-  return update;
+      version: sql<number>`version + 1`,
+      identity_action_locked_at: user.lock.lockedAt,
+      identity_action_locked_until: user.lock.lockedUntil,
+      identity_action_lock_token: user.lock.token,
+      identity_action_fence: user.lock.fence,
+    })
+    .where("id", "=", user.id)
+    .execute();
 }
 
 export async function readVersion(db: Kysely<Database>, userId: string): Promise<number | null> {

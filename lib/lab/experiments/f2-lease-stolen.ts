@@ -1,5 +1,73 @@
-import { ada, appliedWrites, fact, slowSwitchCalls } from "./lab";
+import { findUser } from "../../switch/users";
+import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
+
+const ttlMs = 1_000;
+
+/** The textbook lease: the first switch pauses past its TTL after acquiring, a second takes the lease over. */
+async function textbook(lab: Lab) {
+  const pauseMs = 1_200;
+  await lab.fresh({
+    leaseTtlMs: ttlMs,
+    leaseSafeguards: false,
+    provider: slowSwitchCalls(400),
+    faults: { stall: { at: "acquired", ms: pauseMs } },
+  });
+  const first = lab.switchTo(ada.github, `first switch (pauses ${pauseMs} ms after acquiring)`);
+  // The second switch comes once the first's stored expiry has passed.
+  await lab.leaseTaken(ttlMs);
+  await lab.leaseFreeAfter(ttlMs * 3);
+  const second = await lab.switchTo(ada.email, "second switch (after the TTL)");
+  const slow = await first;
+  const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  return {
+    pauseMs,
+    first: fact(slow),
+    second: fact(second),
+    providerWritesApplied: {
+      first: appliedWrites(calls, slow.operationId),
+      second: appliedWrites(calls, second.operationId),
+    },
+    auditConsistent: audit.consistent,
+    violations: audit.violations,
+  };
+}
+
+/**
+ * With the safeguards, paused at the worst place: after the last ownership check, right before the save
+ * statement is sent, and longer than renewals may hold the lease (3 × TTL). No check can catch that pause;
+ * the save's own condition does.
+ */
+async function pausedAtSave(lab: Lab) {
+  const pauseMs = 5 * ttlMs;
+  await lab.fresh({
+    leaseTtlMs: ttlMs,
+    leaseSafeguards: true,
+    provider: slowSwitchCalls(300),
+    faults: { stall: { at: "save", ms: pauseMs } },
+  });
+  const first = lab.switchTo(ada.github, `first switch (pauses ${pauseMs} ms right before its save)`);
+  // Renewals stop at the hold cap; the second switch comes once the lease has expired.
+  await lab.leaseTaken(ttlMs);
+  const freeAfterMs = await lab.leaseFreeAfter(pauseMs);
+  const second = await lab.switchTo(ada.email, "second switch (takes the expired lease over)");
+  const paused = await first;
+  const [audit, calls, user] = await Promise.all([lab.audit(), lab.calls(), findUser(lab.db, ada.userId)]);
+  return {
+    pauseMs,
+    holdCapMs: 3 * ttlMs,
+    leaseFreeAfterMs: freeAfterMs,
+    first: fact(paused),
+    second: fact(second),
+    providerWritesApplied: {
+      first: appliedWrites(calls, paused.operationId),
+      second: appliedWrites(calls, second.operationId),
+    },
+    localPrimary: user?.primaryIdentityId ?? null,
+    auditConsistent: audit.consistent,
+    violations: audit.violations,
+  };
+}
 
 export const leaseStolen: Experiment = {
   id: "f2-lease-stolen",
@@ -7,39 +75,31 @@ export const leaseStolen: Experiment = {
   question: "What happens when the holder is only slow (a GC pause), not dead, and its lease runs out?",
   failureMode: "Lease stolen: the TTL passes while the holder still works, a second one takes the lease",
   expected:
-    "Textbook lease (safeguards off): the first switch pauses past its TTL, a second switch takes the lease over, both make provider calls, and the audit names the corruption.",
+    "Textbook lease (safeguards off): the first switch pauses past its TTL, a second switch takes the lease over, both make provider calls, and the audit names the corruption. With the safeguards, a pause right before the save, past the hold cap: the second switch takes over and finishes, the first one's save carries the lease's condition and changes nothing (409 lease-lost), and the audit is consistent.",
   tryNext:
-    "On the main page, arm a pause after acquire longer than the TTL with the safeguards off, click twice; then turn the safeguards on and do it again.",
+    "On the main page, arm a pause after acquire longer than the TTL with the safeguards off, click twice; then turn the safeguards on, arm a pause right before the save longer than 3 × TTL, and click twice again.",
   async run(lab) {
-    const ttlMs = 1_000;
-    await lab.fresh({
-      leaseTtlMs: ttlMs,
-      leaseSafeguards: false,
-      provider: slowSwitchCalls(400),
-      faults: { stall: { at: "acquired", ms: 1_200 } },
-    });
-    const start = lab.sinceStart();
-    const first = lab.switchTo(ada.github, "first switch (pauses 1.2 s after acquiring)");
-    await lab.at(start + 1_050);
-    const second = await lab.switchTo(ada.email, "second switch (after the TTL)");
-    const slow = await first;
-    const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
-    const writes = { first: appliedWrites(calls, slow.operationId), second: appliedWrites(calls, second.operationId) };
-    const asExpected = writes.first > 0 && writes.second > 0 && !audit.consistent;
+    const stolen = await textbook(lab);
+    const fenced = await pausedAtSave(lab);
+    const asExpected =
+      stolen.providerWritesApplied.first > 0 &&
+      stolen.providerWritesApplied.second > 0 &&
+      !stolen.auditConsistent &&
+      fenced.first.status === 409 &&
+      fenced.first.problemType === "lease-lost" &&
+      fenced.second.status === 200 &&
+      fenced.localPrimary === ada.email &&
+      fenced.auditConsistent;
     return {
-      observed: {
-        ttlMs,
-        pauseMs: 1_200,
-        first: fact(slow),
-        second: fact(second),
-        providerWritesApplied: writes,
-        auditConsistent: audit.consistent,
-        violations: audit.violations,
-      },
+      observed: { ttlMs, textbook: stolen, pausedAtSave: fenced },
       asExpected,
       explanation: asExpected
-        ? `The first switch paused 1,200 ms with a ${ttlMs} ms lease. At ${second.startedMs} ms the lease had expired, so the second switch took it over and changed the provider (${writes.second} writes). The first one never checked its lease: it woke up and made its calls too (${writes.first} applied), from a primary it had read before the pause. The provider ended split: ${audit.violations.join("; ")}. A lease alone cannot stop a holder that does not know it lost it: it needs a deadline and a check before each step (the safeguards), or fencing tokens.`
-        : `Expected both switches to change the provider and the audit to fail; measured writes ${JSON.stringify(writes)} and an audit that is ${audit.consistent ? "consistent" : "inconsistent"}.`,
+        ? [
+            `Textbook: the first switch paused ${stolen.pauseMs} ms with a ${ttlMs} ms lease. Once the lease had expired, the second switch took it over and changed the provider (${stolen.providerWritesApplied.second} writes). The first one never checked its lease: it woke up and made its calls too (${stolen.providerWritesApplied.first} applied), from a primary it had read before the pause. The provider ended split: ${stolen.violations.join("; ")}.`,
+            `With the safeguards, the first switch made both its calls, passed its last check, and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. Renewals stopped at the hold cap (${fenced.holdCapMs} ms), the lease expired ${fenced.leaseFreeAfterMs} ms after it was taken, and the second switch took it over: it finished the first one's half-done switch from the journal, then made its own (${fenced.second.status}).`,
+            `The first switch woke and sent its save, but the save's WHERE carries the lease's token and expiry: 0 rows, so it changed nothing and answered ${fenced.first.status} ${fenced.first.problemType}. The local primary is the second switch's target (${fenced.localPrimary}) and the audit is consistent. Only a write that carries its own condition is safe from a pause.`,
+          ].join(" ")
+        : `Expected the textbook variant to corrupt the provider, and the paused save to be refused; measured textbook writes ${JSON.stringify(stolen.providerWritesApplied)} (consistent ${stolen.auditConsistent}); paused at save: first ${fenced.first.status} ${fenced.first.problemType}, second ${fenced.second.status}, local primary ${fenced.localPrimary}, consistent ${fenced.auditConsistent} (${fenced.violations.join("; ")}).`,
     };
   },
 };

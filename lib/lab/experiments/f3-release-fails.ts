@@ -1,8 +1,9 @@
 import { OperationInProgress } from "../../core/problems";
-import { Deadline, textbookTimeoutMs, type LeaseHooks } from "../../lease";
+import { Deadline } from "../../lease";
+import { textbookTimeoutMs, type LeaseHooks } from "../../lease/testing";
 import { unjournaled, type Guard } from "../../switch/guard";
 import { identityActionLease } from "../../switch/identity-action-lease";
-import { findUser, saveUser, type User } from "../../switch/users";
+import { findUser, savePrimary } from "../../switch/users";
 import { labFaultHooks } from "../faults";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
@@ -20,10 +21,9 @@ const textbookLease = (hooks: LeaseHooks): Guard => ({
     if (!acquisition.acquired)
       throw new OperationInProgress(acquisition.reason === "held" ? acquisition.heldUntil : null, 0);
     const deadline = new Deadline(textbookTimeoutMs);
-    const savePrimary = async (user: User, primaryIdentityId: string) =>
-      void (await saveUser(db, { ...user, primaryIdentityId }));
+    const save = async (primaryIdentityId: string) => void (await savePrimary(db, userId, primaryIdentityId));
     try {
-      return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary, ...unjournaled });
+      return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary: save, ...unjournaled });
     } finally {
       deadline.dispose();
       hooks.beforeRelease?.(1);

@@ -108,6 +108,11 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
     calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,
     lease: async () => (await identityActionLease.inspect(db, ada.userId))!,
+    /** Polls the lease row until somebody holds it (or `limitMs` passes): a switch just started has acquired. */
+    async leaseTaken(limitMs: number): Promise<void> {
+      const since = sinceStart();
+      while (!(await lab.lease()).held && sinceStart() - since < limitMs) await pause(10);
+    },
     /** Polls the lease row until nobody holds it (or `limitMs` passes); how long that took. */
     async leaseFreeAfter(limitMs: number): Promise<number> {
       const since = sinceStart();

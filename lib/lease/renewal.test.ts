@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { Renewal } from "./renewal";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("renewal", () => {
+  it("never overlaps renewals: the next is armed only after the one in flight answered", async () => {
+    let inFlight = 0;
+    let most = 0;
+    let renewals = 0;
+    const renewal = new Renewal(5, async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await pause(30);
+      inFlight -= 1;
+      renewals += 1;
+    });
+    await expect.poll(() => renewals).toBeGreaterThanOrEqual(3);
+    await renewal.stop();
+    expect(most).toBe(1);
+  });
+
+  it("stop waits for the renewal in flight; none starts after it", async () => {
+    let answered = false;
+    let started = 0;
+    const renewal = new Renewal(5, async () => {
+      started += 1;
+      await pause(40);
+      answered = true;
+    });
+    await expect.poll(() => started).toBe(1);
+    await renewal.stop();
+    expect(answered).toBe(true);
+    await pause(30);
+    expect(started).toBe(1);
+  });
+
+  it("a failed renewal is one failed attempt: the next one runs on time", async () => {
+    let attempts = 0;
+    const renewal = new Renewal(5, async () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error("database blip");
+    });
+    await expect.poll(() => attempts).toBeGreaterThanOrEqual(2);
+    await renewal.stop();
+  });
+});
