@@ -1,6 +1,6 @@
 /**
  * The lab's faults in the app's own code, handed to the lease as hooks: a one-shot pause, a one-shot crash,
- * failing releases, and the save without its lease condition.
+ * failing releases, slow renewals, and the save without its lease condition.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
@@ -56,6 +56,9 @@ export function labFaultHooks(db: Kysely<Database>, settings: LabSettings, recor
     },
     beforeRelease(attempt) {
       if (attempt <= settings.faults.releaseFailures) throw new Error("injected release failure (lab fault)");
+    },
+    async beforeRenew() {
+      if (settings.faults.slowRenewalMs > 0) await pause(settings.faults.slowRenewalMs);
     },
     unfencedSave: settings.faults.unfencedSave,
   };

@@ -123,6 +123,8 @@ export const labSettingsSchema = z
        * checks made before it). A holder paused at `save` past its lease then overwrites the next holder.
        */
       unfencedSave: z.boolean(),
+      /** Every renewal of the lease answers this much later, as on a slow database (0: at once). */
+      slowRenewalMs: milliseconds,
     }),
     provider: z.strictObject({
       ...chaosShape,
@@ -200,7 +202,7 @@ export const defaultLabSettings: LabSettings = {
   leaseSafeguards: true,
   lockColumnMapped: false,
   reconcileAfterMs: 3_000,
-  faults: { stall: null, releaseFailures: 0, crash: null, unfencedSave: false },
+  faults: { stall: null, releaseFailures: 0, crash: null, unfencedSave: false, slowRenewalMs: 0 },
   provider: {
     ...calmChaos,
     enforceFencing: false,

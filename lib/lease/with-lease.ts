@@ -125,6 +125,8 @@ export interface LeaseHooks {
   atCheckpoint?(nextStep: string): Promise<boolean>;
   /** Runs before each release attempt; throwing fails that attempt (the lab's failing releases). */
   beforeRelease?(attempt: number): void;
+  /** Runs before each renewal's statement: where the lab makes renewals answer late, as on a slow database. */
+  beforeRenew?(): Promise<void>;
 }
 
 /**
@@ -168,6 +170,7 @@ export async function runUnderLease<DB, TB extends keyof DB & string, T>(
   const deadline = new Deadline(safeguards ? budgetMs(lease as LeaseHandle, ttlMs) : textbookTimeoutMs);
   // Fires the deadline when the lease is found gone; otherwise moves it with the new expiry.
   const renew = async (): Promise<boolean> => {
+    await hooks.beforeRenew?.();
     if (!(await lease.renew())) {
       deadline.abort("lease-lost");
       return false;
