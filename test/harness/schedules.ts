@@ -1,8 +1,10 @@
 /**
  * The model checker's world: schedules of concurrent switches across app instances, drawn by fast-check,
  * with a provider that answers late, hangs, loses answers and fails, TTL changes in the middle, releases
- * that fail, and pauses. After the schedule, everything must settle: every answer is one the contract
- * allows, no lease stays held past its bound, and once reconciled the audit is consistent.
+ * that fail, renewals that answer late (a slow database), renames (the row's other writer) and pauses,
+ * among them one right before the save, after the last check, longer than renewals may hold the lease.
+ * After the schedule, everything must settle: every answer is one the contract allows, no lease stays
+ * held past its bound, and once reconciled the audit is consistent.
  */
 import fc from "fast-check";
 import type { AppClient } from "./http-client";
@@ -23,13 +25,26 @@ export interface Click {
   atMs: number;
 }
 
+/** A rename of the user (`PATCH /api/users/{userId}`): it takes no lease and writes the user row. */
+export interface Rename {
+  instance: number;
+  userId: UserId;
+  atMs: number;
+}
+
 export interface Schedule {
   settings: {
     leaseTtlMs: number;
     provider: Record<string, unknown>;
-    faults: { releaseFailures: number; stall: { at: "acquired" | "unlinked" | "linked"; ms: number } | null };
+    faults: {
+      releaseFailures: number;
+      stall: { at: "acquired" | "unlinked" | "linked" | "save"; ms: number } | null;
+      slowRenewalMs: number;
+      unfencedSave?: boolean;
+    };
   };
   clicks: Click[];
+  renames: Rename[];
   /** A TTL change while the clicks run (it must not shorten a live lease). */
   ttlChange: { atMs: number; leaseTtlMs: number } | null;
 }
@@ -50,9 +65,10 @@ const chaos = fc.record({
 });
 
 /**
- * `rich`: every fault the lab has (pauses, TTL changes, releases that always fail, hanging calls), a few
- * seconds each. `quick`: the faults that settle in under a second (late-applied and failed calls, network
- * errors, a failing first release), so that many more schedules fit in the same time.
+ * `rich`: every fault the lab has (pauses, TTL changes, releases that always fail, hanging calls, slow
+ * renewals), a few seconds each. `quick`: the faults that settle in under a second (late-applied and
+ * failed calls, network errors, a failing first release), so that many more schedules fit in the same
+ * time. Both have renames among the clicks.
  */
 export type ScheduleProfile = "rich" | "quick";
 
@@ -75,6 +91,11 @@ export function scheduleArbitrary(
       atMs,
       identityId: users[userId][pick % users[userId].length]!,
     }));
+  const rename = fc.record({
+    instance: fc.nat(instances - 1),
+    userId: fc.constantFrom(...userIds),
+    atMs: fc.nat(rich ? 400 : 200),
+  });
   const noStall = fc.constant(null);
   return fc.record({
     settings: fc.record({
@@ -90,16 +111,22 @@ export function scheduleArbitrary(
         releaseFailures: rich ? fc.constantFrom(0, 0, 0, 1, 10) : fc.constantFrom(0, 0, 1),
         stall: rich
           ? fc.option(
-              fc.record({
-                at: fc.constantFrom("acquired", "unlinked", "linked"),
-                ms: fc.constantFrom(300, 1_200, 2_000),
-              }),
+              fc.oneof(
+                fc.record({
+                  at: fc.constantFrom("acquired", "unlinked", "linked"),
+                  ms: fc.constantFrom(300, 1_200, 2_000),
+                }),
+                // After the last check, right before the save, past every hold cap drawn (3 × 1.5 s).
+                fc.record({ at: fc.constant("save"), ms: fc.constant(5_000) }),
+              ),
               { freq: 4 },
             )
           : noStall,
+        slowRenewalMs: rich ? fc.constantFrom(0, 0, 150) : fc.constant(0),
       }),
     }),
     clicks: fc.array(click, { minLength: 2, maxLength: maxClicks, size: maxClicks > 10 ? "large" : "small" }),
+    renames: fc.array(rename, { maxLength: 2 }),
     ttlChange: rich
       ? fc.option(fc.record({ atMs: fc.nat(400), leaseTtlMs: fc.constantFrom(500, 3_000) }), { freq: 3 })
       : fc.constant(null),
@@ -109,6 +136,39 @@ export function scheduleArbitrary(
 export interface Outcome {
   status: number;
   type: string | null;
+  /** A rename's answer, not a switch's. */
+  rename?: true;
+}
+
+/**
+ * Schedules for the control that removes the save's condition: one user, the first switch paused right
+ * before its save past its hold cap (TTL 1 s: cap 3 s), and clicks spread over the pause, so that another
+ * switch takes the expired lease over and finishes before the paused one sends its save.
+ */
+export function unfencedSaveArbitrary(instances: number): fc.Arbitrary<Schedule> {
+  const click = fc.record({
+    instance: fc.nat(instances - 1),
+    atMs: fc.integer({ min: 3_100, max: 3_900 }),
+    pick: fc.nat(3),
+  });
+  return fc.record({
+    settings: fc.constant({
+      leaseTtlMs: 1_000,
+      provider: { latencyMs: 30, jitterMs: 0, applyLimitMs: 300, enforceFencing: false },
+      faults: { releaseFailures: 0, stall: { at: "save" as const, ms: 4_000 }, slowRenewalMs: 0, unfencedSave: true },
+    }),
+    clicks: fc.array(click, { minLength: 1, maxLength: 3 }).map((later) => [
+      { instance: 0, userId: "ada" as const, atMs: 0, identityId: users.ada[1] },
+      ...later.map(({ instance, atMs, pick }) => ({
+        instance,
+        userId: "ada" as const,
+        atMs,
+        identityId: users.ada[2 + (pick % 2)]!,
+      })),
+    ]),
+    renames: fc.constant([]),
+    ttlChange: fc.constant(null),
+  });
 }
 
 /** The answers the contract allows a switch under `lease`, by status and problem type. */
@@ -119,7 +179,15 @@ const allowed: Record<number, (string | null)[]> = {
   504: ["provider-deadline"],
 };
 
-export const isAllowed = ({ status, type }: Outcome): boolean => allowed[status]?.includes(type) ?? false;
+/** A rename takes no lease: it succeeds, or its one provider call fails (e.g. its account moved meanwhile). */
+const allowedForRename: Record<number, (string | null)[]> = {
+  200: [null],
+  502: ["provider-failed"],
+  504: ["provider-deadline"],
+};
+
+export const isAllowed = ({ status, type, rename }: Outcome): boolean =>
+  (rename ? allowedForRename : allowed)[status]?.includes(type) ?? false;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -136,16 +204,21 @@ export async function playSchedule(
   const ttlChange = schedule.ttlChange
     ? until(schedule.ttlChange.atMs).then(() => lab.configure({ leaseTtlMs: schedule.ttlChange!.leaseTtlMs }))
     : Promise.resolve();
-  const answers = await Promise.all(
-    schedule.clicks.map(async (click) => {
-      await until(click.atMs);
-      const answer = await sessions[click.instance]![click.userId].promote(click.userId, click.identityId);
-      return {
-        status: answer.status,
-        type: typeof answer.body?.type === "string" ? answer.body.type.split("/").at(-1)! : null,
-      };
-    }),
-  );
+  const outcomeOf = (answer: { status: number; body: { type?: unknown } | null }) => ({
+    status: answer.status,
+    type: typeof answer.body?.type === "string" ? answer.body.type.split("/").at(-1)! : null,
+  });
+  const switches = schedule.clicks.map(async (click) => {
+    await until(click.atMs);
+    return outcomeOf(await sessions[click.instance]![click.userId].promote(click.userId, click.identityId));
+  });
+  const renames = schedule.renames.map(async (rename, index) => {
+    await until(rename.atMs);
+    const body = { displayName: `${rename.userId} (renamed ${index + 1})` };
+    const answer = await sessions[rename.instance]![rename.userId].call("PATCH", `/api/users/${rename.userId}`, body);
+    return { ...outcomeOf(answer), rename: true as const };
+  });
+  const answers = await Promise.all([...switches, ...renames]);
   await ttlChange;
   return answers;
 }
@@ -163,7 +236,10 @@ export async function settles(
   boundMs: number,
 ): Promise<{ leasesFree: boolean; consistent: boolean }> {
   const calm = { unlink: calmEndpoint, link: calmEndpoint };
-  await lab.configure({ faults: { stall: null, releaseFailures: 0 }, provider: { endpoints: calm } });
+  await lab.configure({
+    faults: { stall: null, releaseFailures: 0, slowRenewalMs: 0 },
+    provider: { endpoints: calm },
+  });
   const leasesFree = await eventually(
     async () => (await Promise.all(userIds.map((userId) => sessions[userId].leaseHeld(userId)))).every((held) => !held),
     boundMs,
