@@ -234,8 +234,6 @@ export class PayloadTooLarge extends Problem {
         sentBytes === null ? "went past that" : `is ${sentBytes} bytes`
       }.`,
       { limitBytes },
-      // The rest of the body is left unread, so the connection cannot carry another request.
-      { Connection: "close" },
     );
   }
 }

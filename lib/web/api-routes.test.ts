@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { allowedMethods, apiRouteMethods } from "./api-routes";
-import { methodProblem } from "./method-guard";
+import { guardProblem } from "./request-guard";
 
 const appDir = path.resolve(import.meta.dirname, "../../app");
 
@@ -35,26 +35,37 @@ describe("the table of API methods", () => {
   });
 });
 
-describe("methodProblem", () => {
+describe("guardProblem", () => {
   it("refuses a method a route does not take with 405 and Allow", () => {
     for (const method of ["TRACE", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]) {
-      const problem = methodProblem(method, "/api/users/ada/primary?x=1");
+      const problem = guardProblem(method, "/api/users/ada/primary?x=1", undefined);
       expect(problem?.status).toBe(405);
       expect(problem?.headers).toMatchObject({ Allow: "POST" });
     }
-    expect(methodProblem("TRACE", "/api/session")?.headers).toMatchObject({ Allow: "DELETE, GET, HEAD, POST" });
+    expect(guardProblem("TRACE", "/api/session", undefined)?.headers).toMatchObject({
+      Allow: "DELETE, GET, HEAD, POST",
+    });
   });
 
   it("lets every method a route takes through, and everything outside /api/", () => {
-    expect(methodProblem("HEAD", "/api/users")).toBeNull();
-    expect(methodProblem("PATCH", "/api/users/ada")).toBeNull();
-    expect(methodProblem("TRACE", "/learn")).toBeNull();
-    expect(methodProblem("TRACE", "/api")).toBeNull();
+    expect(guardProblem("HEAD", "/api/users", undefined)).toBeNull();
+    expect(guardProblem("PATCH", "/api/users/ada", undefined)).toBeNull();
+    expect(guardProblem("TRACE", "/learn", undefined)).toBeNull();
+    expect(guardProblem("TRACE", "/api", undefined)).toBeNull();
   });
 
   it("answers an API path no route has with 404, or 400 when it is malformed", () => {
-    expect(methodProblem("TRACE", "/api/nowhere")?.status).toBe(404);
-    expect(methodProblem("GET", "/api/users/ada/primary/extra")?.status).toBe(404);
-    expect(methodProblem("GET", "/api/lab/%FF")?.toJSON()).toMatchObject({ status: 400, errors: [{ field: "path" }] });
+    expect(guardProblem("TRACE", "/api/nowhere", undefined)?.status).toBe(404);
+    expect(guardProblem("GET", "/api/users/ada/primary/extra", undefined)?.status).toBe(404);
+    expect(guardProblem("GET", "/api/lab/%FF", undefined)?.toJSON()).toMatchObject({
+      status: 400,
+      errors: [{ field: "path" }],
+    });
+  });
+
+  it("refuses a stated body over 64 KB with 413 before it is read; a chunked one is left to the route", () => {
+    expect(guardProblem("PUT", "/api/lab", String(64 * 1024 + 1))?.status).toBe(413);
+    expect(guardProblem("PUT", "/api/lab", String(64 * 1024))).toBeNull();
+    expect(guardProblem("PUT", "/api/lab", undefined)).toBeNull();
   });
 });

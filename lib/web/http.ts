@@ -48,6 +48,13 @@ export async function respond(request: Request, handler: () => Promise<Response>
 export const maxBodyBytes = 64 * 1024;
 
 /**
+ * How long the rest of a refused body is read and dropped after the answer, as nginx's lingering close
+ * does: a client still sending it would otherwise get a reset (EPIPE) instead of its 413. A client still
+ * sending after that is cut off.
+ */
+export const lingerMs = 5_000;
+
+/**
  * Reads a JSON body; a missing or broken body is a validation problem like any other. A body without a
  * `Content-Length` (chunked) is counted as it arrives and refused as soon as it passes `maxBodyBytes`.
  */
@@ -70,14 +77,24 @@ async function readBody(request: Request): Promise<Uint8Array> {
   for (let read = await reader.read(); !read.done; read = await reader.read()) {
     length += read.value.byteLength;
     if (length > maxBodyBytes) {
-      // Not cancelled: that would destroy the socket before the 413 is sent. The rest is never read; the
-      // 413 closes the connection (see PayloadTooLarge).
-      reader.releaseLock();
+      void dropRest(reader);
       throw new PayloadTooLarge(maxBodyBytes, null);
     }
     chunks.push(read.value);
   }
   return Buffer.concat(chunks);
+}
+
+// Reads and drops what is left of a refused body while the 413 is sent (see lingerMs), then cancels it.
+async function dropRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  const cutOff = setTimeout(() => void reader.cancel().catch(() => undefined), lingerMs);
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // The client went away: nothing left to drop.
+  } finally {
+    clearTimeout(cutOff);
+  }
 }
 
 /**
@@ -114,13 +131,13 @@ const stateChangingMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * What is wrong with a request before any route looks at it: a cross-site request that would change
- * state (CSRF), a malformed path, a body that is not JSON or says it is over `maxBodyBytes`; null when
- * nothing is.
+ * state (CSRF), a malformed path, a body that is not JSON; null when nothing is. (Methods, unknown paths
+ * and a stated body size are refused earlier still, by the request guard.)
  */
 export function requestProblem(request: Request): Problem | null {
   const pathname = new URL(request.url).pathname;
   return stateChangingMethods.has(request.method)
-    ? (crossSiteProblem(request) ?? pathProblem(pathname) ?? mediaTypeProblem(request) ?? sizeProblem(request))
+    ? (crossSiteProblem(request) ?? pathProblem(pathname) ?? mediaTypeProblem(request))
     : pathProblem(pathname);
 }
 
@@ -165,10 +182,4 @@ function mediaTypeProblem(request: Request): UnsupportedMediaType | null {
   const contentType = request.headers.get("content-type");
   const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
   return hasBody && mediaType !== "application/json" ? new UnsupportedMediaType(contentType) : null;
-}
-
-// A stated length is refused at once, before a byte of the body is read.
-function sizeProblem(request: Request): PayloadTooLarge | null {
-  const length = Number(request.headers.get("content-length") ?? 0);
-  return length > maxBodyBytes ? new PayloadTooLarge(maxBodyBytes, length) : null;
 }
