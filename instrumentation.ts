@@ -1,6 +1,10 @@
 export async function register(): Promise<void> {
   // MSW's interception and the pg pool are Node-only; the edge runtime never calls the provider.
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  // First: it refuses methods the API does not take, which Next.js would answer without Allow or with a
+  // 500, and bodies that say they are too large, before Next.js reads anything.
+  const { installRequestGuard } = await import("./lib/web/request-guard");
+  installRequestGuard();
   const { config } = await import("./lib/core/config");
   if (config.simulateProvider) {
     const { startSimulatedProvider } = await import("./lib/provider-sim/server");

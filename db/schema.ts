@@ -77,7 +77,8 @@ export interface IdempotencyRecordsTable {
   status: number | null;
   body: ColumnType<unknown, string | null, string | null>;
   headers: ColumnType<Record<string, string> | null, string | null, string | null>;
-  created_at: ColumnType<Date, never, never>;
+  // Set again when an expired record's key is claimed afresh.
+  created_at: ColumnType<Date, never, Date>;
 }
 
 export interface AppSecretTable {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { appClient, type AppClient } from "./harness/http-client";
+import { allowedMethods, apiRouteMethods } from "../lib/web/api-routes";
+import { appClient, rawRequest, type AppClient } from "./harness/http-client";
 
 const app = appClient(inject("appUrl"));
 let ada: AppClient;
@@ -100,5 +101,47 @@ describe("every bad input gets its 4xx and changes nothing", () => {
     expect(answer.body.type).toMatch(/^https:\/\//);
     if (field) expect(answer.body.errors.map((error: { field: string }) => error.field)).toContain(field);
     expect(await observableState()).toEqual(before);
+  });
+});
+
+// Each route's path with its parameters filled in: ada, the first peer, an experiment.
+const routePaths = Object.entries(apiRouteMethods).map(([route, methods]) => ({
+  path: route.replace("[userId]", "ada").replace("[peer]", "1").replace("[id]", "q3-ttl-too-short"),
+  methods,
+}));
+const everyMethod = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"];
+const refusedMethods = routePaths.flatMap(({ path, methods }) =>
+  everyMethod
+    .filter((method) => !methods.includes(method) && !(method === "HEAD" && methods.includes("GET")))
+    .map((method) => ({ method, path })),
+);
+
+describe("every API route answers a method it does not take with 405, Allow and a problem", () => {
+  it.each(refusedMethods)("$method $path → 405", async ({ method, path }) => {
+    const before = await observableState();
+    const answer = await rawRequest(inject("appUrl"), {
+      method,
+      path,
+      headers: { Cookie: ada.cookie!, "Content-Type": "application/json" },
+      // A body a route would act on, had it taken the method.
+      body: method === "GET" || method === "HEAD" ? undefined : JSON.stringify({ identityId: "github|8812" }),
+    });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.get("allow")).toBe(allowedMethods(path)!.join(", "));
+    expect(answer.headers.get("content-type")).toBe("application/problem+json");
+    if (method !== "HEAD")
+      expect(JSON.parse(answer.body)).toMatchObject({
+        type: expect.stringMatching(/\/method-not-allowed$/),
+        status: 405,
+        detail: expect.stringContaining(method),
+      });
+    expect(await observableState()).toEqual(before);
+  });
+
+  it.each(["GET", "POST", "TRACE", "OPTIONS"])("%s on an API path no route has → 404 problem", async (method) => {
+    const answer = await rawRequest(inject("appUrl"), { method, path: "/api/users/ada/primary/nowhere" });
+    expect(answer.status).toBe(404);
+    expect(answer.headers.get("content-type")).toBe("application/problem+json");
+    expect(JSON.parse(answer.body).type).toMatch(/\/not-found$/);
   });
 });

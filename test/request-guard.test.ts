@@ -1,3 +1,4 @@
+import http from "node:http";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { appClient, type AppClient } from "./harness/http-client";
 
@@ -95,5 +96,61 @@ describe("a malformed path (bad percent-encoding) is a 400 naming the field", ()
     const answer = await ada.call(method, path, method === "GET" ? undefined : { identityId: "github|8812" });
     expectProblem(answer, 400, "validation");
     expect(answer.body.errors).toEqual([{ field, message: expect.stringContaining("percent-encoding") }]);
+  });
+});
+
+describe("a body over 64 KB is a 413, refused before it is read through", () => {
+  const limit = 64 * 1024;
+
+  /** Sends the headers and `sent` of the body, never the rest, and resolves with the answer that comes anyway. */
+  function answerBeforeTheBodyEnds(headers: Record<string, string>, sent: string) {
+    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+      const request = http.request(`${appUrl}/api/lab`, {
+        method: "PUT",
+        headers: { "Content-Type": "application/json", ...headers },
+      });
+      request.on("error", reject);
+      request.on("response", (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          resolve({
+            status: response.statusCode!,
+            headers: response.headers,
+            body: JSON.parse(Buffer.concat(chunks).toString()),
+          });
+          request.destroy();
+        });
+      });
+      request.write(sent);
+    });
+  }
+
+  it("a Content-Length over the limit → 413 at once, before a byte of the body is sent", async () => {
+    const answer = await answerBeforeTheBodyEnds({ "Content-Length": String(8 * 1024 * 1024) }, "");
+    expect(answer.status).toBe(413);
+    expect(answer.headers["content-type"]).toBe("application/problem+json");
+    expect(answer.body).toMatchObject({ status: 413, limitBytes: limit });
+    expect(answer.body.type).toMatch(/\/payload-too-large$/);
+    expect((await app.get("/api/lab")).body.strategy).toBe("lease");
+  });
+
+  it("a chunked body without a length → 413 as soon as it passes the limit, while the rest is still unsent", async () => {
+    const answer = await answerBeforeTheBodyEnds(
+      { "Transfer-Encoding": "chunked" },
+      `{"strategy":"none","padding":"${"x".repeat(limit)}`,
+    );
+    expect(answer.status).toBe(413);
+    expect(answer.body.type).toMatch(/\/payload-too-large$/);
+    expect((await app.get("/api/lab")).body.strategy).toBe("lease");
+  });
+
+  it("an 8 MB JSON document → 413, not parsed (the same body under the limit is read: 400 for its unknown field)", async () => {
+    const big = await app.put("/api/lab", { strategy: "none", padding: "x".repeat(8 * 1024 * 1024) });
+    expect(big.status).toBe(413);
+    const small = await app.put("/api/lab", { strategy: "none", padding: "x".repeat(limit - 100) });
+    expect(small.status).toBe(400);
+    expect(small.body.errors.map((error: { field: string }) => error.field)).toEqual(["body.padding"]);
+    expect((await app.get("/api/lab")).body.strategy).toBe("lease");
   });
 });

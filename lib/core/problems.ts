@@ -207,6 +207,39 @@ export class UnsupportedMediaType extends Problem {
   }
 }
 
+export class MethodNotAllowed extends Problem {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(
+      405,
+      "method-not-allowed",
+      "Method not allowed",
+      `${path} does not take ${method}; it takes ${allowed.join(", ")}.`,
+      { allow: allowed },
+      { Allow: allowed.join(", ") },
+    );
+  }
+}
+
+export class ApiPathNotFound extends Problem {
+  constructor(path: string) {
+    super(404, "not-found", "No such API path", `There is no API at ${path}.`);
+  }
+}
+
+export class PayloadTooLarge extends Problem {
+  constructor(limitBytes: number, sentBytes: number | null) {
+    super(
+      413,
+      "payload-too-large",
+      "The body is too large",
+      `A request body may be at most ${limitBytes} bytes; this one ${
+        sentBytes === null ? "went past that" : `is ${sentBytes} bytes`
+      }.`,
+      { limitBytes },
+    );
+  }
+}
+
 export class CrossSiteRequest extends Problem {
   constructor(reason: string) {
     super(

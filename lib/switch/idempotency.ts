@@ -2,7 +2,8 @@
  * Idempotency keys: the first request with a key runs and its answer is stored; a repeat with the same
  * key (same user) gets that answer without running again, a problem replayed as the same problem; the
  * same key with another body is a 422. A claim whose request died without answering goes stale after
- * `staleAfterMs` and may be run again.
+ * `staleAfterMs` and may be run again. A record is kept `idempotencyRecordTtlMs` (24 hours, as Stripe keeps
+ * them): after that it is neither answered nor in the way, and each claim deletes a few expired ones.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
@@ -12,6 +13,15 @@ import { IdempotencyKeyReused, OperationInProgress, Problem, ReplayedProblem } f
 
 export const idempotencyKeySchema = z.string().min(1).max(255);
 
+export const idempotencyRecordTtlMs = 24 * 60 * 60 * 1000;
+
+// Enough to keep up with the claims that add records, few enough to keep a claim quick.
+const expiredDeletedPerClaim = 100;
+
+// A claim refused before it ran is deleted (see runAndStore), so the key can be free again by the time
+// a repeat reads it: the repeat claims it afresh, this many times at most before it says "in progress".
+const claimAttempts = 5;
+
 interface Scope {
   userId: string;
   key: string;
@@ -20,59 +30,93 @@ interface Scope {
   staleAfterMs: number;
 }
 
+const expiredBefore = sql<Date>`now() - ${idempotencyRecordTtlMs} * interval '1 millisecond'`;
+
 export async function withIdempotencyKey<T>(
   db: Kysely<Database>,
   scope: Scope,
   run: (operationId: string) => Promise<T>,
 ): Promise<T> {
   const requestHash = createHash("sha256").update(JSON.stringify(scope.request)).digest("hex");
-  const operationId = randomUUID();
-  const claimed = await db
-    .insertInto("idempotency_records")
-    .values({
-      user_id: scope.userId,
-      key: scope.key,
-      request_hash: requestHash,
-      operation_id: operationId,
-      status: null,
-      body: null,
-      headers: null,
-    })
-    .onConflict((conflict) => conflict.columns(["user_id", "key"]).doNothing())
-    .returning("operation_id")
-    .executeTakeFirst();
-  if (claimed) return runAndStore(db, scope, operationId, run);
+  for (let attempt = 0; attempt < claimAttempts; attempt++) {
+    const operationId = randomUUID();
+    if (await claim(db, scope, requestHash, operationId)) return runAndStore(db, scope, operationId, run);
 
-  const existing = await db
-    .selectFrom("idempotency_records")
-    .select([
-      "request_hash",
-      "operation_id",
-      "status",
-      "body",
-      "headers",
-      sql<boolean>`created_at < now() - ${scope.staleAfterMs} * interval '1 millisecond'`.as("stale"),
-    ])
-    .where("user_id", "=", scope.userId)
-    .where("key", "=", scope.key)
-    .executeTakeFirstOrThrow();
-  if (existing.request_hash !== requestHash) throw new IdempotencyKeyReused();
-  if (existing.status === 200) return existing.body as T;
-  if (existing.status !== null)
-    throw new ReplayedProblem(existing.status, existing.body as Record<string, unknown>, existing.headers ?? {});
-  if (existing.stale) {
-    // The first request died before answering: the one that takes the claim over runs again.
-    const takenOver = await db
-      .updateTable("idempotency_records")
-      .set({ operation_id: operationId })
+    const existing = await db
+      .selectFrom("idempotency_records")
+      .select([
+        "request_hash",
+        "operation_id",
+        "status",
+        "body",
+        "headers",
+        sql<boolean>`created_at < now() - ${scope.staleAfterMs} * interval '1 millisecond'`.as("stale"),
+      ])
       .where("user_id", "=", scope.userId)
       .where("key", "=", scope.key)
-      .where("operation_id", "=", existing.operation_id)
-      .where("status", "is", null)
+      .where("created_at", ">=", expiredBefore)
       .executeTakeFirst();
-    if (takenOver.numUpdatedRows === 1n) return runAndStore(db, scope, operationId, run);
+    // Gone since the claim failed (refused before it ran) or expired meanwhile: claim it again.
+    if (!existing) continue;
+    if (existing.request_hash !== requestHash) throw new IdempotencyKeyReused();
+    if (existing.status === 200) return existing.body as T;
+    if (existing.status !== null)
+      throw new ReplayedProblem(existing.status, existing.body as Record<string, unknown>, existing.headers ?? {});
+    if (existing.stale) {
+      // The first request died before answering: the one that takes the claim over runs again.
+      const takenOver = await db
+        .updateTable("idempotency_records")
+        .set({ operation_id: operationId })
+        .where("user_id", "=", scope.userId)
+        .where("key", "=", scope.key)
+        .where("operation_id", "=", existing.operation_id)
+        .where("status", "is", null)
+        .executeTakeFirst();
+      if (takenOver.numUpdatedRows === 1n) return runAndStore(db, scope, operationId, run);
+    }
+    break;
   }
+  // The first request with this key is still running (no lease to name: expiresAt is null).
   throw new OperationInProgress(null, 1_000);
+}
+
+/**
+ * Claims the key for `operationId`: a new record, or one that expired, started afresh. In the same
+ * statement, a few other expired records are deleted (rows another claim is deleting are skipped, so two
+ * claims never wait on each other).
+ */
+async function claim(db: Kysely<Database>, scope: Scope, requestHash: string, operationId: string): Promise<boolean> {
+  const fresh = { request_hash: requestHash, operation_id: operationId, status: null, body: null, headers: null };
+  const claimed = await db
+    .with("swept", (db) =>
+      db.deleteFrom("idempotency_records").where((eb) =>
+        eb(
+          eb.refTuple("user_id", "key"),
+          "in",
+          eb
+            .selectFrom("idempotency_records")
+            .select(["user_id", "key"])
+            .where("created_at", "<", expiredBefore)
+            .where((eb) => eb.not(eb.and([eb("user_id", "=", scope.userId), eb("key", "=", scope.key)])))
+            .orderBy("created_at")
+            .limit(expiredDeletedPerClaim)
+            .forUpdate()
+            .skipLocked()
+            .$asTuple("user_id", "key"),
+        ),
+      ),
+    )
+    .insertInto("idempotency_records")
+    .values({ user_id: scope.userId, key: scope.key, ...fresh })
+    .onConflict((conflict) =>
+      conflict
+        .columns(["user_id", "key"])
+        .doUpdateSet({ ...fresh, created_at: sql<Date>`now()` })
+        .where("idempotency_records.created_at", "<", expiredBefore),
+    )
+    .returning("operation_id")
+    .executeTakeFirst();
+  return claimed !== undefined;
 }
 
 async function runAndStore<T>(

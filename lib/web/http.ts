@@ -4,6 +4,7 @@ import { isDatabaseUnavailable } from "../core/db-errors";
 import {
   CrossSiteRequest,
   DatabaseUnavailable,
+  PayloadTooLarge,
   Problem,
   UnsupportedMediaType,
   ValidationProblem,
@@ -43,16 +44,75 @@ export async function respond(request: Request, handler: () => Promise<Response>
   }
 }
 
-/** Reads a JSON body; a missing or broken body is a validation problem like any other. */
+/** The largest request body any route reads (bytes): a bigger one is refused before it is read through. */
+export const maxBodyBytes = 64 * 1024;
+
+/**
+ * How long the rest of a refused body is read and dropped after the answer, as nginx's lingering close
+ * does: a client still sending it would otherwise get a reset (EPIPE) instead of its 413. A client still
+ * sending after that is cut off.
+ */
+export const lingerMs = 5_000;
+
+/**
+ * Reads a JSON body; a missing or broken body is a validation problem like any other. A body without a
+ * `Content-Length` (chunked) is counted as it arrives and refused as soon as it passes `maxBodyBytes`.
+ */
 export async function parseJsonBody<T extends z.ZodType>(request: Request, schema: T): Promise<z.infer<T>> {
   let body: unknown;
   try {
-    body = await request.json();
-  } catch {
+    body = JSON.parse(new TextDecoder().decode(await readBody(request)));
+  } catch (error) {
+    if (error instanceof PayloadTooLarge) throw error;
     throw new ValidationProblem([{ field: "body", message: "must be a JSON document" }]);
   }
   return parseOrThrow(schema, body, "body");
 }
+
+async function readBody(request: Request): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    length += read.value.byteLength;
+    if (length > maxBodyBytes) {
+      void dropRest(reader);
+      throw new PayloadTooLarge(maxBodyBytes, null);
+    }
+    chunks.push(read.value);
+  }
+  return Buffer.concat(chunks);
+}
+
+// Reads and drops what is left of a refused body while the 413 is sent (see lingerMs), then cancels it.
+async function dropRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  const cutOff = setTimeout(() => void reader.cancel().catch(() => undefined), lingerMs);
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // The client went away: nothing left to drop.
+  } finally {
+    clearTimeout(cutOff);
+  }
+}
+
+/**
+ * A header as the client wrote it. Node hands header bytes over as latin1 (one character per byte), so a
+ * value sent as UTF-8 (`été`) arrives as `Ã©tÃ©`; bytes that are valid UTF-8 are read as UTF-8, others
+ * are left as latin1.
+ */
+export function headerText(request: Request, name: string): string | null {
+  const raw = request.headers.get(name);
+  if (raw === null) return null;
+  try {
+    return utf8.decode(Buffer.from(raw, "latin1"));
+  } catch {
+    return raw;
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 // The scheme the client used: a TLS-terminating proxy in front says so in X-Forwarded-Proto.
 const schemeOf = (request: Request): string =>
@@ -71,12 +131,14 @@ const stateChangingMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * What is wrong with a request before any route looks at it: a cross-site request that would change
- * state (CSRF), a malformed path, a body that is not JSON; null when nothing is.
+ * state (CSRF), a malformed path, a body that is not JSON; null when nothing is. (Methods, unknown paths
+ * and a stated body size are refused earlier still, by the request guard.)
  */
 export function requestProblem(request: Request): Problem | null {
+  const pathname = new URL(request.url).pathname;
   return stateChangingMethods.has(request.method)
-    ? (crossSiteProblem(request) ?? pathProblem(request) ?? mediaTypeProblem(request))
-    : pathProblem(request);
+    ? (crossSiteProblem(request) ?? pathProblem(pathname) ?? mediaTypeProblem(request))
+    : pathProblem(pathname);
 }
 
 /**
@@ -97,8 +159,8 @@ function crossSiteProblem(request: Request): CrossSiteRequest | null {
 const parameterAfter: Record<string, string> = { users: "userId" };
 
 // Next.js would fail decoding such a segment into a route's parameter with a bare 500 (see proxy.ts).
-function pathProblem(request: Request): ValidationProblem | null {
-  const segments = new URL(request.url).pathname.split("/");
+export function pathProblem(pathname: string): ValidationProblem | null {
+  const segments = pathname.split("/");
   const bad = segments.findIndex((segment) => !decodes(segment));
   if (bad < 0) return null;
   const field = parameterAfter[segments[bad - 1] ?? ""] ?? "path";

@@ -1,4 +1,6 @@
 /** A small HTTP client for tests: talks to the running app like any outside client would. */
+import http from "node:http";
+
 export interface Answer<T = any> {
   status: number;
   headers: Headers;
@@ -27,6 +29,8 @@ export function appClient(baseUrl: string, cookie?: string) {
 
   return {
     call,
+    /** The `Cookie` header this client sends, if signed in. */
+    cookie,
     get: <T = any>(path: string) => call<T>("GET", path),
     post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
       call<T>("POST", path, body, headers),
@@ -80,3 +84,33 @@ export interface ProviderCallSeen {
 }
 
 export type AppClient = ReturnType<typeof appClient>;
+
+/**
+ * One request through node:http, for what fetch refuses to send: the methods the fetch standard forbids
+ * (`TRACE`), header bytes that are not latin1 characters. Header values are written as latin1, one
+ * character a byte (`utf8Header` makes those characters from a string's UTF-8 bytes).
+ */
+export function rawRequest(
+  baseUrl: string,
+  request: { method: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<Answer<string>> {
+  return new Promise((resolve, reject) => {
+    const sent = http.request(`${baseUrl}${request.path}`, { method: request.method, headers: request.headers });
+    sent.on("error", reject);
+    sent.on("response", (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("error", reject);
+      response.on("end", () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(response.headers))
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+        resolve({ status: response.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString() });
+      });
+    });
+    sent.end(request.body);
+  });
+}
+
+/** `text`'s UTF-8 bytes as latin1 characters: what a header carrying `text` as UTF-8 holds, byte by byte. */
+export const utf8Header = (text: string): string => Buffer.from(text, "utf8").toString("latin1");

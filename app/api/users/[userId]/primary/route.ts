@@ -6,7 +6,7 @@ import { promote } from "@/lib/lab/promote";
 import { idempotencyKeySchema } from "@/lib/switch/idempotency";
 import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
-import { parseJsonBody, respond } from "@/lib/web/http";
+import { headerText, parseJsonBody, respond } from "@/lib/web/http";
 import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
 
 const bodySchema = z.strictObject({ identityId: identityIdSchema });
@@ -22,7 +22,7 @@ export async function POST(
     const { identityId } = await parseJsonBody(request, bodySchema);
     const key = parseOrThrow(
       idempotencyKeySchema.optional(),
-      request.headers.get("Idempotency-Key") ?? undefined,
+      headerText(request, "Idempotency-Key") ?? undefined,
       "Idempotency-Key",
     );
     return Response.json(await promote(db, provider, { userId, identityId }, key));

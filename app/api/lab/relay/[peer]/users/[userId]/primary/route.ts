@@ -5,7 +5,7 @@ import { peerSchema, relaySwitch } from "@/lib/lab/instances";
 import { requireLab } from "@/lib/lab/settings";
 import { idempotencyKeySchema } from "@/lib/switch/idempotency";
 import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
-import { parseJsonBody, respond } from "@/lib/web/http";
+import { headerText, parseJsonBody, respond } from "@/lib/web/http";
 
 const bodySchema = z.strictObject({ identityId: identityIdSchema });
 
@@ -23,14 +23,15 @@ export async function POST(
     const peer = parseOrThrow(peerSchema, path.peer, "peer");
     const userId = parseOrThrow(userIdSchema, path.userId, "userId");
     const body = await parseJsonBody(request, bodySchema);
-    const idempotencyKey = parseOrThrow(
+    parseOrThrow(
       idempotencyKeySchema.optional(),
-      request.headers.get("Idempotency-Key") ?? undefined,
+      headerText(request, "Idempotency-Key") ?? undefined,
       "Idempotency-Key",
     );
     return relaySwitch(peer, userId, body, {
       cookie: request.headers.get("cookie"),
-      idempotencyKey: idempotencyKey ?? null,
+      // Forwarded as its bytes arrived (latin1 characters, one a byte), so the peer reads the key as sent.
+      idempotencyKey: request.headers.get("Idempotency-Key"),
     });
   });
 }
