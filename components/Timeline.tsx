@@ -260,7 +260,7 @@ function LaneRow({
   const kept = lane.phases.find((phase) => phase.name === "release" && phase.outcome === "kept");
   const label =
     `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ` +
-    `${answerWords(lane)} · instance ${lane.instance}${kept ? ` · lease ${kept.detail ?? "kept"}` : ""}`;
+    `${answerWords(lane)}${kept ? ` · lease ${kept.detail ?? "kept"}` : ""} · instance ${lane.instance}`;
   return (
     <g data-operation-id={lane.operationId} className={selected ? "tl-lane selected" : "tl-lane"} onClick={onSelect}>
       <rect x={0} y={top} width="100%" height={laneHeight - 2} className="tl-lane-bg" />

@@ -50,6 +50,43 @@ for (const viewport of [
       await expect(page.getByTestId("guard-banner")).toContainText("Lease free");
     });
 
+    test("a lease kept for an unknown outcome is drawn to its expiry and says why; the audit settles calmly", async ({
+      page,
+      request,
+    }) => {
+      await request.put("/api/lab", {
+        data: { leaseTtlMs: 1_000, provider: { latencyMs: 100, applyLimitMs: 2_000, script: { unlink: ["timeout"] } } },
+      });
+      await signInAs(page, "Ada Lovelace");
+      await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
+      await expect(identityRow(page, "github|8812").getByRole("alert")).toBeVisible();
+
+      const band = page.locator('svg rect.tl-lease[data-lease-end="kept"]');
+      await expect(band).toHaveCount(1);
+      const { operations } = await (await request.get("/api/lab/timeline?userId=ada")).json();
+      expect(operations[0].lease.releasedAt).toBeNull();
+      expect(await band.getAttribute("data-lease-until")).toBe(operations[0].lease.expiresAt);
+      await expect(page.locator("svg g[data-operation-id]")).toContainText("lease kept until");
+      // While the unlink may still land, the audit is settling, not red; then it settles.
+      const audit = auditSection(page);
+      await expect(audit.getByText(/settling until \d/)).toBeVisible();
+      await expect(audit.locator(".verdict.bad")).toHaveCount(0);
+      await expect(audit.getByTestId("audit-verdict")).toHaveText(/^Consistent/, { timeout: 15_000 });
+      // The reconciler then closes the switch's journal entry: a lane of its own, switching nothing.
+      await expect
+        .poll(
+          async () => {
+            const timeline = await (await request.get("/api/lab/timeline?userId=ada")).json();
+            return timeline.operations.filter(
+              (lane: { toIdentityId: string | null; status: number | null }) =>
+                lane.toIdentityId === null && lane.status === 200,
+            ).length;
+          },
+          { timeout: 15_000 },
+        )
+        .toBe(1);
+    });
+
     test("during correct switches, the audit is never red and never an alert: it settles", async ({ page }) => {
       await signInAs(page, "Ada Lovelace");
       await expect(auditSection(page).getByTestId("audit-verdict")).toHaveText(/^Consistent/);

@@ -156,7 +156,8 @@ async function readActivity(db: Kysely<Database>, applyLimitMs: number): Promise
       SELECT l.user_id, landing.until FROM recent l
        CROSS JOIN LATERAL jsonb_array_elements(l.phases) AS phase
        CROSS JOIN LATERAL (SELECT (phase->>'endedAt')::timestamptz + make_interval(secs => ${applyLimitMs / 1000}) AS until) landing
-       WHERE phase->>'name' IN ('unlink', 'link') AND phase->>'outcome' !~ '^[0-9]+$' AND phase->>'outcome' <> 'fenced'
+       WHERE (l.answered_at IS NULL OR l.answered_at > clock_timestamp() - make_interval(secs => ${applyLimitMs / 1000}))
+         AND phase->>'name' IN ('unlink', 'link') AND phase->>'outcome' !~ '^[0-9]+$' AND phase->>'outcome' <> 'fenced'
          AND landing.until > clock_timestamp()
     )
     SELECT u.id AS user_id, clock_timestamp() AS now,

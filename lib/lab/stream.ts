@@ -199,8 +199,6 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       let backlog: StreamMessage[] | null = [];
       const client: Client = (message) => (backlog ? backlog.push(message) : send(frame(message)));
       hub.clients.add(client);
-      // Audits are computed only while someone listens: one that resumes may have missed some.
-      auditSoon();
       const heartbeat = setInterval(() => send(": still here\n\n"), heartbeatEveryMs);
       close = () => {
         if (!open) return;
@@ -223,6 +221,9 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
           for (const message of [...messages, ...backlog!]) send(frame(message));
           backlog = null;
           samplePool();
+          // The last audit sent may have been computed before the snapshot's (and audits are computed only
+          // while someone listens): one computed from now on comes last.
+          auditSoon();
         },
         (error: unknown) => {
           console.error("[stream] snapshot failed:", error);
