@@ -39,7 +39,7 @@ export interface AuditReport extends Settling {
   users: UserAudit[];
 }
 
-/** How often the audit reads again when an operation moved while it read and none runs now. */
+/** How many times at most the audit reads, when an operation moved while it read and none runs now. */
 const readAttempts = 3;
 
 export async function auditConsistency(db: Kysely<Database>): Promise<AuditReport> {
