@@ -128,7 +128,9 @@ interface Activity {
 /**
  * Per user, what may still change the state, each as until when (null: unknown), read in one statement:
  * - the lease, while held (its holder runs; renewals move its expiry);
- * - the journal's `in_flight_until`: until when a lease holder's provider write may still land;
+ * - the journal's `in_flight_until`: until when a lease holder's provider write may still land, while its
+ *   operation runs (once answered, its lane says which of its calls got no answer: the next rule; an
+ *   operation that lost its lease may not be able to narrow its journal's bound any more);
  * - an unanswered request (the timeline's lanes) with no such bound: under any strategy but the lease,
  *   and under the lease before its acquisition answered (once it has, the lease and the journal bound it;
  *   a refused one changes nothing);
@@ -145,7 +147,9 @@ async function readActivity(db: Kysely<Database>, applyLimitMs: number): Promise
       SELECT id AS user_id, identity_action_locked_until AS until FROM users
        WHERE identity_action_locked_until > clock_timestamp()
       UNION ALL
-      SELECT user_id, in_flight_until FROM switch_journal WHERE in_flight_until > clock_timestamp()
+      SELECT j.user_id, j.in_flight_until FROM switch_journal j
+       WHERE j.in_flight_until > clock_timestamp()
+         AND NOT EXISTS (SELECT 1 FROM operation_lanes l WHERE l.operation_id = j.operation_id AND l.answered_at IS NOT NULL)
       UNION ALL
       SELECT l.user_id, NULL FROM recent l
        WHERE l.answered_at IS NULL
