@@ -30,9 +30,11 @@ const ms = (iso: string): number => Date.parse(iso);
 
 /** When a lease stopped holding: its release or its expiry, whichever came first (held: its expiry). */
 export function leaseEnd(lease: LaneLease): number {
+  // Lanes recorded before leases had `releasedAt` lack it: never released, as far as they say.
   const releasedAt = lease.releasedAt ?? null;
   return releasedAt === null ? ms(lease.expiresAt) : Math.min(ms(releasedAt), ms(lease.expiresAt));
 }
+
 const seconds = (at: number, origin: number): string => `${((at - origin) / 1000).toFixed(3)} s`;
 
 export function answerWords(lane: Lane): string {
@@ -91,8 +93,8 @@ function useWidth<T extends Element>(): [React.RefObject<T | null>, number] {
 /**
  * Every operation as a swimlane, time running left to right: its phases as bars, its lease as a band
  * from its acquisition to its release or expiry (whichever came first), collisions at the provider
- * outlined. Live from the stream; the
- * clock only ticks while an operation is running (and not while paused).
+ * outlined. Live from the stream; the clock only ticks while an operation is running (and not while
+ * paused).
  */
 export function Timeline({
   selected,
@@ -254,7 +256,8 @@ function LaneRow({
   const end = lane.answeredAt ? ms(lane.answeredAt) : now;
   const lease = lane.lease;
   const leaseUntil = lease ? leaseEnd(lease) : 0;
-  const released = lease !== null && (lease.releasedAt ?? null) !== null && leaseUntil < ms(lease.expiresAt);
+  // Released before its expiry (a release after it is too late to matter: it had expired first).
+  const released = lease !== null && leaseUntil < ms(lease.expiresAt);
   const expiredWhileRunning = lease !== null && !released && ms(lease.expiresAt) < end && lane.status !== 409;
   // A lease kept past the answer, for a call whose outcome is unknown: drawn to its expiry, saying why.
   const kept = lane.phases.find((phase) => phase.name === "release" && phase.outcome === "kept");

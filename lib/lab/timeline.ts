@@ -1,10 +1,9 @@
 /**
  * The timeline: every switch request becomes a lane of phases (waiting, acquire, unlink, link, save,
  * renew, release, paused, …) with its lease: when it was acquired, its current expiry, and when the
- * release cleared it (if it did). A recorder
- * keeps its lane in memory; the lanes that changed are written whole, together, through the lab's own pool,
- * so recording never waits for the app's pool nor slows the operation down; each lane written notifies
- * every instance (a trigger).
+ * release cleared it (if it did). A recorder keeps its lane in memory; the lanes that changed are written
+ * whole, together, through the lab's own pool, so recording never waits for the app's pool nor slows the
+ * operation down; each lane written notifies every instance (a trigger).
  *
  * Times are the database's clock: this process measures its offset to `clock_timestamp()` and stamps
  * phases with it, so lanes written by two instances line up.
