@@ -34,7 +34,7 @@ export function AuditPanel({ selected }: { selected: string | null }) {
       {wrong.length > 0 && (
         <div role="alert">
           <p className="verdict bad" data-testid="audit-verdict">
-            Inconsistent: the provider and the app disagree, and nothing still running will change that.
+            Inconsistent: the provider and the app disagree, and no call that may still land will change it.
           </p>
           <ul>
             {wrong.map((user) => (
@@ -47,8 +47,9 @@ export function AuditPanel({ selected }: { selected: string | null }) {
         </div>
       )}
       {settling.length > 0 && (
-        <div role="status" data-testid="audit-settling">
-          <p className="verdict settling" data-testid={wrong.length > 0 ? undefined : "audit-verdict"}>
+        <div>
+          {/* Announced once: the bounds below move with every renewal, and need not be read out each time. */}
+          <p className="verdict settling" role="status" data-testid={wrong.length > 0 ? undefined : "audit-verdict"}>
             Settling: an operation is running or a provider call may still land. What the provider shows now is a moment
             in between, not a verdict.
           </p>
