@@ -2,7 +2,8 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type BurstReport, type UserView } from "./api";
+import { api, type BurstReport, type UserAudit, type UserView } from "./api";
+import { settlingWords } from "./AuditPanel";
 import { Field, NumberField } from "./fields";
 
 /** "Fire N concurrent clicks": stages the race on the server, without a fast finger. */
@@ -50,12 +51,23 @@ export function BurstControl({ user }: { user: UserView }) {
               .map(([status, times]) => `${times} × ${status}`)
               .join(" · ")}
           </p>
-          <p className={burst.data.audit.consistent ? "verdict ok" : "verdict bad"}>
-            {burst.data.audit.consistent ? "Audit: consistent" : `Audit: ${burst.data.audit.violations.join("; ")}`}
-          </p>
+          <BurstAudit audit={burst.data.audit} />
         </div>
       )}
       {burst.error && <p role="alert">{burst.error.message}</p>}
     </section>
+  );
+}
+
+/** The audit right after the burst: a verdict only once nothing more can land (see the audit panel). */
+function BurstAudit({ audit }: { audit: UserAudit }) {
+  if (!audit.settled) {
+    const inBetween = audit.consistent ? "" : ` (for now: ${audit.violations.join("; ")})`;
+    return <p className="verdict settling">{`Audit: ${settlingWords(audit.settlingUntil)}${inBetween}`}</p>;
+  }
+  return (
+    <p className={audit.consistent ? "verdict ok" : "verdict bad"}>
+      {audit.consistent ? "Audit: consistent" : `Audit: ${audit.violations.join("; ")}`}
+    </p>
   );
 }

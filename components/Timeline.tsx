@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
-import type { Lane, Phase, ProviderCall } from "./api";
+import type { Lane, LaneLease, Phase, ProviderCall } from "./api";
 import { providerQuery, timelineQuery, usersQuery } from "./queries";
 import { useNow } from "./useNow";
 
@@ -27,6 +27,14 @@ const failed = (phase: Phase): boolean =>
   !/^(won|took-over|2\d\d|saved|released|kept|renewed|resumed|connected|locked)$/.test(phase.outcome);
 
 const ms = (iso: string): number => Date.parse(iso);
+
+/** When a lease stopped holding: its release or its expiry, whichever came first (held: its expiry). */
+export function leaseEnd(lease: LaneLease): number {
+  // Lanes recorded before leases had `releasedAt` lack it: never released, as far as they say.
+  const releasedAt = lease.releasedAt ?? null;
+  return releasedAt === null ? ms(lease.expiresAt) : Math.min(ms(releasedAt), ms(lease.expiresAt));
+}
+
 const seconds = (at: number, origin: number): string => `${((at - origin) / 1000).toFixed(3)} s`;
 
 export function answerWords(lane: Lane): string {
@@ -84,8 +92,9 @@ function useWidth<T extends Element>(): [React.RefObject<T | null>, number] {
 
 /**
  * Every operation as a swimlane, time running left to right: its phases as bars, its lease as a band
- * up to the lease's current expiry, collisions at the provider outlined. Live from the stream; the
- * clock only ticks while an operation is running (and not while paused).
+ * from its acquisition to its release or expiry (whichever came first), collisions at the provider
+ * outlined. Live from the stream; the clock only ticks while an operation is running (and not while
+ * paused).
  */
 export function Timeline({
   selected,
@@ -116,7 +125,7 @@ export function Timeline({
   );
   const ends = shown.flatMap((lane) => [
     lane.answeredAt ? ms(lane.answeredAt) : now,
-    ...(lane.lease ? [ms(lane.lease.expiresAt)] : []),
+    ...(lane.lease ? [leaseEnd(lane.lease)] : []),
   ]);
   const from = windowMs === null ? Math.min(...shown.map((lane) => ms(lane.requestedAt))) : now - windowMs;
   const to = windowMs === null ? Math.max(...ends) : now;
@@ -245,10 +254,16 @@ function LaneRow({
   onFocusPhase: (phase: Phase) => void;
 }) {
   const end = lane.answeredAt ? ms(lane.answeredAt) : now;
+  const lease = lane.lease;
+  const leaseUntil = lease ? leaseEnd(lease) : 0;
+  // Released before its expiry (a release after it is too late to matter: it had expired first).
+  const released = lease !== null && leaseUntil < ms(lease.expiresAt);
+  const expiredWhileRunning = lease !== null && !released && ms(lease.expiresAt) < end && lane.status !== 409;
+  // A lease kept past the answer, for a call whose outcome is unknown: drawn to its expiry, saying why.
+  const kept = lane.phases.find((phase) => phase.name === "release" && phase.outcome === "kept");
   const label =
     `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ` +
-    `${answerWords(lane)} · instance ${lane.instance}`;
-  const expiredWhileRunning = lane.lease !== null && ms(lane.lease.expiresAt) < end && lane.status !== 409;
+    `${answerWords(lane)}${kept ? ` · lease ${kept.detail ?? "kept"}` : ""} · instance ${lane.instance}`;
   return (
     <g data-operation-id={lane.operationId} className={selected ? "tl-lane selected" : "tl-lane"} onClick={onSelect}>
       <rect x={0} y={top} width="100%" height={laneHeight - 2} className="tl-lane-bg" />
@@ -262,22 +277,37 @@ function LaneRow({
         y2={top + barTop + barHeight / 2}
         className="tl-request"
       />
-      {lane.lease && (
+      {lease && (
         <g aria-hidden="true">
           <rect
-            x={x(ms(lane.lease.acquiredAt))}
+            x={x(ms(lease.acquiredAt))}
             y={top + barTop - 3}
-            width={Math.max(1, x(ms(lane.lease.expiresAt)) - x(ms(lane.lease.acquiredAt)))}
+            width={Math.max(1, x(leaseUntil) - x(ms(lease.acquiredAt)))}
             height={barHeight + 6}
             className="tl-lease"
+            data-lease-fence={lease.fence}
+            data-lease-from={lease.acquiredAt}
+            data-lease-until={new Date(leaseUntil).toISOString()}
+            data-lease-end={released ? "released" : kept ? "kept" : "expiry"}
           />
-          <line
-            x1={x(ms(lane.lease.expiresAt))}
-            x2={x(ms(lane.lease.expiresAt))}
-            y1={top + barTop - 5}
-            y2={top + barTop + barHeight + 5}
-            className={expiredWhileRunning ? "tl-expiry expired" : "tl-expiry"}
-          />
+          {released ? (
+            // The TTL it would have run to: only a faint tick, the lease no longer holds.
+            <line
+              x1={x(ms(lease.expiresAt))}
+              x2={x(ms(lease.expiresAt))}
+              y1={top + barTop}
+              y2={top + barTop + barHeight}
+              className="tl-expiry faint"
+            />
+          ) : (
+            <line
+              x1={x(leaseUntil)}
+              x2={x(leaseUntil)}
+              y1={top + barTop - 5}
+              y2={top + barTop + barHeight + 5}
+              className={expiredWhileRunning ? "tl-expiry expired" : "tl-expiry"}
+            />
+          )}
         </g>
       )}
       {lane.phases.map((phase, index) => {
@@ -361,7 +391,9 @@ function Legend() {
         </li>
       ))}
       <li>
-        <span className="swatch lease" aria-hidden="true" /> lease, up to its expiry
+        <span className="swatch lease" aria-hidden="true" /> lease, from acquisition to release or expiry (after a
+        release, a faint tick marks the expiry it no longer needed; a lease kept for an unknown outcome runs to its
+        expiry and says why)
       </li>
       <li>
         <span className="swatch collision" aria-hidden="true" /> collision at the provider

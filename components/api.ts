@@ -29,7 +29,7 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
 }
 
 // Types only (erased at build): the page shares the server's shapes without bundling server code.
-export type { AuditReport, Finding } from "@/lib/lab/audit";
+export type { AuditReport, Finding, UserAudit } from "@/lib/lab/audit";
 export type { PoolStats } from "@/lib/core/db";
 export type { OperationEvent } from "@/lib/switch/events";
 export type { BurstReport } from "@/lib/lab/burst";
@@ -40,7 +40,7 @@ export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client"
 export type { PromoteResult } from "@/lib/switch/switch-primary";
 export type { UserView } from "@/lib/switch/users";
 
-export type { Lane, Phase, PhaseName } from "@/lib/lab/timeline";
+export type { Lane, LaneLease, Phase, PhaseName } from "@/lib/lab/timeline";
 
 /** The timeline's lanes, and how far the database's clock is ahead of this browser's. */
 export interface Timeline {

@@ -42,7 +42,11 @@ const handlers = {
     }
   },
   lease: (queryClient, lease: LeaseRow) => queryClient.setQueryData(queryKeys.lease(lease.userId), lease),
-  audit: (queryClient, audit: AuditReport) => queryClient.setQueryData(queryKeys.audit, audit),
+  // A read of the audit still in flight was computed before this one: it must not overwrite it.
+  audit: (queryClient, audit: AuditReport) =>
+    void queryClient
+      .cancelQueries({ queryKey: queryKeys.audit })
+      .then(() => queryClient.setQueryData(queryKeys.audit, audit)),
   settings: (queryClient, settings: LabSettings) => queryClient.setQueryData(queryKeys.labSettings, settings),
   pool: (queryClient, pool: PoolMessage) => queryClient.setQueryData(queryKeys.pool, pool),
   "provider-call": (queryClient, call: ProviderState["calls"][number]) =>

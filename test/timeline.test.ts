@@ -44,6 +44,32 @@ describe("GET /api/lab/timeline", () => {
     );
     expect(lane!.lease!.fence).toBe("1");
     expect(ms(lane!.lease!.expiresAt)).toBeGreaterThan(ms(lane!.lease!.acquiredAt));
+    // Released by the release phase, well before its TTL: that is when it stopped holding.
+    const release = lane!.phases.find((phase) => phase.name === "release")!;
+    expect(ms(lane!.lease!.releasedAt)).toBeGreaterThanOrEqual(ms(release.startedAt));
+    expect(ms(lane!.lease!.releasedAt)).toBeLessThanOrEqual(ms(release.endedAt));
+    expect(ms(lane!.lease!.releasedAt)).toBeLessThan(ms(lane!.lease!.expiresAt));
+  });
+
+  it("leaves releasedAt null for a lease kept for an unknown outcome, and for one a crash left to expire", async () => {
+    await app.configure({
+      leaseTtlMs: 600,
+      provider: { latencyMs: 50, applyLimitMs: 2_000, script: { unlink: ["timeout"] } },
+    });
+    expect((await session.ada.promote("ada", "github|8812")).status).toBe(504);
+    const [kept] = await timeline();
+    expect(kept!.phases.find((phase) => phase.name === "release")).toMatchObject({ outcome: "kept" });
+    expect(kept!.lease!.releasedAt).toBeNull();
+    expect(ms(kept!.lease!.expiresAt)).toBeGreaterThan(ms(kept!.answeredAt));
+
+    await app.reset();
+    await app.configure({ provider: { latencyMs: 50 }, faults: { crash: "after-acquire" } });
+    const ada = await app.signedIn("ada");
+    expect((await ada.promote("ada", "github|8812")).status).toBeGreaterThanOrEqual(500);
+    const [crashed] = await timeline();
+    expect(crashed!.phases.map((phase) => phase.name)).toContain("crashed");
+    expect(crashed!.phases.map((phase) => phase.name)).not.toContain("release");
+    expect(crashed!.lease).toMatchObject({ releasedAt: null });
   });
 
   it("gives a refused request a lane of its own: refused at acquisition, no provider calls, an event", async () => {

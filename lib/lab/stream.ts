@@ -31,6 +31,10 @@ interface Hub {
   started: boolean;
   lastPool: string;
   auditDue: ReturnType<typeof setTimeout> | null;
+  auditRunning: boolean;
+  auditAgain: boolean;
+  /** Audits again once an unsettled audit's bound has passed: nothing else says that it settled. */
+  settledCheck: ReturnType<typeof setTimeout> | null;
 }
 
 export const labStreamChannel = "lab_stream";
@@ -48,6 +52,9 @@ const hub = (holder.__leaseLockLabStream ??= {
   started: false,
   lastPool: "",
   auditDue: null,
+  auditRunning: false,
+  auditAgain: false,
+  settledCheck: null,
 });
 
 /** Tells every instance's clients to read everything again (after a lab reset). */
@@ -61,16 +68,42 @@ function publish(event: string, data: unknown): void {
   for (const client of hub.clients) client(message);
 }
 
-/** The audit after things settle: at most one computation in flight, the last request winning. */
+/** How long changes gather before the audit is computed again. */
+const auditGatherMs = 150;
+
+/**
+ * The audit after things change, for the clients there are: changes gather for a moment, one computation
+ * runs at a time, and a change during one asks for one more, so the last audit sent follows the last change.
+ */
 function auditSoon(): void {
-  if (hub.auditDue) clearTimeout(hub.auditDue);
-  hub.auditDue = setTimeout(() => {
-    hub.auditDue = null;
-    auditConsistency(instrumentDb()).then(
-      (report) => publish("audit", report),
-      (error: unknown) => console.error("[stream] audit failed:", error),
-    );
-  }, 150);
+  if (hub.auditRunning) hub.auditAgain = true;
+  else hub.auditDue ??= setTimeout(() => void audit(), auditGatherMs);
+}
+
+async function audit(): Promise<void> {
+  hub.auditDue = null;
+  if (hub.clients.size === 0) return;
+  hub.auditRunning = true;
+  try {
+    const report = await auditConsistency(instrumentDb());
+    publish("audit", report);
+    if (hub.settledCheck) clearTimeout(hub.settledCheck);
+    hub.settledCheck = null;
+    if (!report.settled && report.settlingUntil !== null) {
+      // The bound is the database's clock; this process's is the same to within milliseconds.
+      const dueInMs = Math.max(0, Date.parse(report.settlingUntil) - Date.now()) + 100;
+      hub.settledCheck = setTimeout(auditSoon, dueInMs);
+      hub.settledCheck.unref?.();
+    }
+  } catch (error) {
+    console.error("[stream] audit failed:", error);
+  } finally {
+    hub.auditRunning = false;
+    if (hub.auditAgain) {
+      hub.auditAgain = false;
+      auditSoon();
+    }
+  }
 }
 
 function samplePool(): void {
@@ -89,11 +122,12 @@ async function onNotification(payload: string): Promise<void> {
     const lane = (message.data as Lane | undefined) ?? (await readLane(instrumentDb(), message.operationId!));
     if (!lane) return;
     publish("operation", lane);
-    if (lane.answeredAt) auditSoon();
+    // A request that starts, moves or answers changes whether the user has settled.
+    auditSoon();
     return;
   }
   publish(message.kind, message.data ?? {});
-  if (message.kind === "provider-call" || message.kind === "reset") auditSoon();
+  if (["provider-call", "lease", "reset"].includes(message.kind)) auditSoon();
 }
 
 function startHub(): void {
@@ -187,6 +221,9 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
           for (const message of [...messages, ...backlog!]) send(frame(message));
           backlog = null;
           samplePool();
+          // The last audit sent may have been computed before the snapshot's (and audits are computed only
+          // while someone listens): one computed from now on comes last.
+          auditSoon();
         },
         (error: unknown) => {
           console.error("[stream] snapshot failed:", error);

@@ -1,9 +1,9 @@
 /**
  * The timeline: every switch request becomes a lane of phases (waiting, acquire, unlink, link, save,
- * renew, release, paused, …) with the lease drawn from its acquisition to its current expiry. A recorder
- * keeps its lane in memory; the lanes that changed are written whole, together, through the lab's own pool,
- * so recording never waits for the app's pool nor slows the operation down; each lane written notifies
- * every instance (a trigger).
+ * renew, release, paused, …) with its lease: when it was acquired, its current expiry, and when the
+ * release cleared it (if it did). A recorder keeps its lane in memory; the lanes that changed are written
+ * whole, together, through the lab's own pool, so recording never waits for the app's pool nor slows the
+ * operation down; each lane written notifies every instance (a trigger).
  *
  * Times are the database's clock: this process measures its offset to `clock_timestamp()` and stamps
  * phases with it, so lanes written by two instances line up.
@@ -47,7 +47,17 @@ export interface Lane {
   status: number | null;
   problemType: string | null;
   phases: Phase[];
-  lease: { acquiredAt: string; expiresAt: string; fence: string } | null;
+  lease: LaneLease | null;
+}
+
+/** A lane's lease: held from `acquiredAt` until `releasedAt` or `expiresAt`, whichever came first. */
+export interface LaneLease {
+  acquiredAt: string;
+  /** The current expiry (renewals and a keep move it). */
+  expiresAt: string;
+  /** When the release cleared it; null while held, or when it expired unreleased. */
+  releasedAt: string | null;
+  fence: string;
 }
 
 /** This app process, as lanes and pool messages name it (`--instances N` numbers them: LAB_INSTANCE). */
@@ -155,7 +165,7 @@ export class OperationRecorder implements PhaseRecorder {
     switch (event.kind) {
       case "acquired": {
         const expiresAt = event.lease.expiresAt.toISOString();
-        this.lane.lease = { acquiredAt: dbNow(), expiresAt, fence: String(event.lease.fence) };
+        this.lane.lease = { acquiredAt: dbNow(), expiresAt, releasedAt: null, fence: String(event.lease.fence) };
         acquire?.("won", `1 row: won, fence ${event.lease.fence}, expires at ${clock(expiresAt)}`);
         return;
       }
@@ -172,6 +182,7 @@ export class OperationRecorder implements PhaseRecorder {
       case "lost":
         return this.mark("renew", "lost", `0 rows: the lease is no longer mine, stopped before ${event.beforeStep}`);
       case "released":
+        if (this.lane.lease) this.lane.lease = { ...this.lane.lease, releasedAt: dbNow() };
         if (this.openRelease) this.openRelease("released", "1 row: released");
         else this.mark("release", "released", "1 row: released (background retry)");
         return;

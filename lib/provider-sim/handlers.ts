@@ -78,12 +78,16 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
-      const apply = () => applied(() => perform(request, decodeParams(params), fencing));
-
       const { applyLimitMs } = settings.provider;
+      const sentAt = sentAtOf(request, started);
+      // The limit holds even when a timer fires late on a busy process: past it, nothing is applied.
+      const apply = () =>
+        performance.now() - sentAt > applyLimitMs
+          ? Promise.resolve(errorAnswer(notAppliedInTime))
+          : applied(() => perform(request, decodeParams(params), fencing));
+
       // The provider's hard limit: a request it could not apply in time is dropped, answered at the limit.
       const dropped = (outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs;
-      const sentAt = sentAtOf(request, started);
       const answerAt = sentAt + (dropped ? applyLimitMs : latencyMs) - deliveryMs();
       const waitMs = Math.max(0, answerAt - performance.now() - recentWorkMs[name].high());
       const waitEnds = performance.now() + waitMs;
@@ -201,13 +205,7 @@ async function play(
   if (outcome === "dropped") {
     // Not applied, now or later.
     await delay(waitMs);
-    const dropped = new IdpError(
-      504,
-      "Gateway Timeout",
-      "The request was not processed in time; it was not applied",
-      "request_timeout",
-    );
-    return { answer: errorAnswer(dropped), logStatus: 504, outcome: null };
+    return { answer: errorAnswer(notAppliedInTime), logStatus: 504, outcome: null };
   }
   await delay(waitMs);
   switch (outcome) {
@@ -234,6 +232,9 @@ async function play(
       // The token is checked when the write is applied: a fenced read since it arrived refuses it.
       const answer = await apply();
       await untilAborted(signal, hangLimitMs);
+      // Applied late, unless its limit passed first (then it is a plain 504).
+      if (errorCodeOf(answer) === notAppliedInTime.errorCode)
+        return { answer, logStatus: answer.status, outcome: null };
       return { answer, logStatus: answer.status, outcome: isFenced(answer) ? "fenced" : outcome };
     }
     case "ok": {
@@ -251,6 +252,14 @@ async function play(
     }
   }
 }
+
+/** The provider's answer to a request it did not apply within its limit: it never will. */
+const notAppliedInTime = new IdpError(
+  504,
+  "Gateway Timeout",
+  "The request was not processed in time; it was not applied",
+  "request_timeout",
+);
 
 /** How late a timer fires here (the least of its recent lateness): waits end that much early, never earlier. */
 const timerLateness = new RecentTimes();
@@ -272,8 +281,10 @@ async function applied(perform: () => Promise<Answer>): Promise<Answer> {
   }
 }
 
+const errorCodeOf = (answer: Answer): string | undefined => (answer.body as { errorCode?: string } | null)?.errorCode;
+
 function isFenced(answer: Answer): boolean {
-  return (answer.body as { errorCode?: string } | null)?.errorCode === "fenced_token";
+  return errorCodeOf(answer) === "fenced_token";
 }
 
 function errorAnswer(error: IdpError): Answer {

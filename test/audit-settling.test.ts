@@ -1,0 +1,170 @@
+import { describe, expect, inject, it } from "vitest";
+import { freshLabEachTest } from "./fresh-lab";
+import { openEventStream } from "./harness/event-stream";
+
+const { app, session } = freshLabEachTest({ strategy: "lease", reconcileAfterMs: null, provider: { latencyMs: 50 } });
+
+interface Settling {
+  consistent: boolean;
+  settled: boolean;
+  settlingUntil: string | null;
+}
+
+/** Audits, one after another, until `done` has settled; each sample with ada's entry. */
+async function sampleAuditsUntil(done: Promise<unknown>) {
+  let finished = false;
+  void done.finally(() => (finished = true));
+  const samples: { report: Settling; ada: Settling }[] = [];
+  while (!finished) {
+    const report = await app.audit();
+    samples.push({ report, ada: report.users.find((user: { userId: string }) => user.userId === "ada") });
+  }
+  return samples;
+}
+
+describe("the audit says whether it has settled", () => {
+  it("at rest: settled and consistent, at the top and per user, with no bound to wait for", async () => {
+    const report = await app.audit();
+    expect(report).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+    for (const user of report.users)
+      expect(user).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+  });
+
+  it("while a late write may land: unsettled until a bound that covers it; then settled, and consistent after one reconciliation, with no further switch", async () => {
+    // The unlink is applied 4 s after it was sent, after the caller gave up (renewals cap a 600 ms lease at
+    // 1.8 s): the switch answers 504 and its outcome is unknown until the provider's 5 s limit has passed.
+    await app.configure({
+      leaseTtlMs: 600,
+      provider: {
+        applyLimitMs: 5_000,
+        endpoints: { unlink: { latencyMs: 4_000 } },
+        script: { unlink: ["applied-late"] },
+      },
+    });
+    const first = await session.ada.promote("ada", "github|8812");
+    expect(first.status).toBe(504);
+
+    const whileUnknown = await app.audit();
+    const ada = whileUnknown.users.find((user: { userId: string }) => user.userId === "ada");
+    expect(ada).toMatchObject({ settled: false, settlingUntil: expect.any(String) });
+    expect(whileUnknown).toMatchObject({ settled: false, settlingUntil: ada.settlingUntil });
+    // The other users have nothing running.
+    for (const other of whileUnknown.users.filter((user: { userId: string }) => user.userId !== "ada"))
+      expect(other).toMatchObject({ settled: true, settlingUntil: null });
+
+    // The write lands before the bound the audit gave, and the audit still says it is settling.
+    await expect
+      .poll(async () => (await app.calls()).find((call) => call.outcome === "applied-late"), { timeout: 10_000 })
+      .toBeDefined();
+    const landed = (await app.calls()).find((call) => call.outcome === "applied-late")!;
+    expect(Date.parse(landed.at)).toBeLessThanOrEqual(Date.parse(ada.settlingUntil));
+    const afterLanding = await app.userAudit("ada");
+    expect(afterLanding.consistent).toBe(false);
+    expect(afterLanding.settled).toBe(false);
+
+    // Once nothing more can land, the audit settles: what it shows now is the verdict (split, until reconciled).
+    await expect.poll(async () => (await app.userAudit("ada")).settled, { timeout: 15_000 }).toBe(true);
+    expect(await app.userAudit("ada")).toMatchObject({ settled: true, settlingUntil: null, consistent: false });
+
+    await app.configure({ reconcileAfterMs: 100 });
+    await expect
+      .poll(
+        async () => {
+          await app.post("/api/lab/reconcile");
+          return app.audit();
+        },
+        { timeout: 15_000 },
+      )
+      .toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+    const recovered = (await app.events("ada")).find((event) => event.kind === "recovered");
+    expect(recovered?.message).toMatch(/finished the link\.$/);
+    // Only the one switch was ever asked for; the other lane is the reconciler's, which switches nothing.
+    const { operations } = (await app.get("/api/lab/timeline?userId=ada")).body;
+    expect(operations.filter((lane: { toIdentityId: string | null }) => lane.toIdentityId !== null)).toMatchObject([
+      { toIdentityId: "github|8812", status: 504 },
+    ]);
+  });
+
+  it("is never inconsistent and settled during correct back-to-back switches under the lease", async () => {
+    await app.configure({ provider: { latencyMs: 500 } });
+    const switches = (async () => {
+      expect((await session.ada.promote("ada", "github|8812")).status).toBe(200);
+      expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+    })();
+    const samples = await sampleAuditsUntil(switches);
+    await switches;
+
+    for (const { report, ada } of samples) {
+      // Never "inconsistent" as a verdict: an inconsistent moment is always one in between.
+      expect(ada.consistent || !ada.settled, JSON.stringify(ada)).toBe(true);
+      expect(report.consistent || !report.settled).toBe(true);
+    }
+    // The samples did see the switches: settling, and a moment in between when the provider was split.
+    expect(samples.some(({ ada }) => !ada.settled && ada.settlingUntil !== null)).toBe(true);
+    expect(samples.some(({ ada }) => !ada.settled && !ada.consistent)).toBe(true);
+    expect(await app.audit()).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+  });
+
+  it("under a strategy with no bound, a running switch is settling until nobody knows when", async () => {
+    await app.configure({ strategy: "none", provider: { latencyMs: 500 } });
+    const switching = session.ada.promote("ada", "github|8812");
+    await expect.poll(async () => (await app.userAudit("ada")).settled, { timeout: 5_000, interval: 20 }).toBe(false);
+    const running = await app.userAudit("ada");
+    expect(running.settlingUntil).toBeNull();
+    expect((await switching).status).toBe(200);
+    expect(await app.userAudit("ada")).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+  });
+
+  it("under a strategy without a journal, a write that got no answer keeps the user settling until the apply limit", async () => {
+    await app.configure({
+      strategy: "none",
+      leaseTtlMs: 600,
+      provider: {
+        applyLimitMs: 3_000,
+        endpoints: { unlink: { latencyMs: 1_500 } },
+        script: { unlink: ["applied-late"] },
+      },
+    });
+    const answer = await session.ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(504);
+    const afterAnswer = await app.userAudit("ada");
+    expect(afterAnswer).toMatchObject({ settled: false, settlingUntil: expect.any(String) });
+    await expect
+      .poll(async () => (await app.calls()).find((call) => call.outcome === "applied-late"), { timeout: 10_000 })
+      .toBeDefined();
+    const landed = (await app.calls()).find((call) => call.outcome === "applied-late")!;
+    expect(Date.parse(landed.at)).toBeLessThanOrEqual(Date.parse(afterAnswer.settlingUntil));
+    // Nothing reconciles `none`: once the limit has passed, the split it left is the verdict.
+    await expect.poll(async () => (await app.userAudit("ada")).settled, { timeout: 10_000 }).toBe(true);
+    expect((await app.userAudit("ada")).consistent).toBe(false);
+  });
+
+  it("the stream's audit events carry the same fields, and the last one after a switch has settled", async () => {
+    await app.configure({ provider: { latencyMs: 300 } });
+    const stream = await openEventStream(`${inject("appUrl")}/api/lab/stream`);
+    try {
+      await stream.waitFor((message) => message.event === "audit");
+      const snapshotLength = stream.messages.length;
+      const answer = await session.ada.promote("ada", "github|8812");
+      expect(answer.status).toBe(200);
+      const ada = (message: { data: { users: { userId: string }[] } }) =>
+        message.data.users.find((user) => user.userId === "ada") as unknown as Settling;
+      const settling = await stream.waitFor(
+        (message) =>
+          message.event === "audit" && stream.messages.indexOf(message) >= snapshotLength && !ada(message).settled,
+        10_000,
+      );
+      const settledAgain = await stream.waitFor(
+        (message) =>
+          message.event === "audit" &&
+          stream.messages.indexOf(message) > stream.messages.indexOf(settling) &&
+          message.data.settled === true,
+        10_000,
+      );
+      expect(settledAgain.data).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+      expect(ada(settledAgain)).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+    } finally {
+      stream.close();
+    }
+  });
+});
