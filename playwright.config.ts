@@ -1,7 +1,9 @@
 import { defineConfig, devices } from "@playwright/test";
 import { existsSync } from "node:fs";
+import { enterWorker } from "./e2e/workers";
 
-export const e2ePort = Number(process.env.E2E_APP_PORT ?? 3212);
+// In a worker process: that worker's own app (and its database and ports, in process.env).
+const worker = enterWorker();
 
 // Playwright cannot download its own browser here; Debian's Chromium works when it is installed.
 const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
@@ -9,15 +11,17 @@ const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((
 export default defineConfig({
   testDir: "e2e",
   globalSetup: "./e2e/global-setup.ts",
-  // The tests share one app and one database, and reset the lab between them.
-  workers: 1,
-  fullyParallel: false,
+  // Each worker has its own app and database (at most 4: the port pool's blocks); every test resets the lab
+  // first, so tests run in any order on any worker. A file whose tests build on each other says so with
+  // `test.describe.configure({ mode: "serial" })`.
+  workers: Number(process.env.E2E_WORKERS ?? 3),
+  fullyParallel: true,
   forbidOnly: true,
   retries: 0,
   timeout: 60_000,
   reporter: [["list"]],
   use: {
-    baseURL: `http://127.0.0.1:${e2ePort}`,
+    baseURL: worker?.baseUrl,
     trace: "retain-on-failure",
   },
   projects: [

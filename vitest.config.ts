@@ -1,24 +1,55 @@
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+// The lease library and the switch on PostgreSQL alone (`npm run test:lease`): no build, no app.
+const leaseFiles = ["lib/lease/**/*.pg.test.ts", "lib/switch/**/*.pg.test.ts"];
+const modelFiles = ["test/model-check*.test.ts"];
+
+// Each file gets a fresh database of its own, and a file that talks to the app gets an app of its own on it,
+// on its worker's ports: files run side by side. A file that must share state with another says so.
+const onPostgres = {
+  globalSetup: ["test/global-setup.ts"],
+  setupFiles: ["test/setup/file-database.ts"],
+  // Generous: a test that starts apps of its own waits for each to boot, slower while other files run beside it.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+};
+const onTheApp = { ...onPostgres, setupFiles: [...onPostgres.setupFiles, "test/setup/file-app.ts"] };
+
+/**
+ * Vitest's order (the longest first, by the last run's durations), except that the model checker's files come
+ * first: vitest orders projects by name, which would start them, the longest, after every integration file.
+ */
+class ModelFirst extends BaseSequencer {
+  async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    return [...sorted.filter(isModel), ...sorted.filter((file) => !isModel(file))];
+  }
+}
+const isModel = (file: TestSpecification) => file.project.name === "model";
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: ModelFirst },
+    // The suite waits on TTLs, latencies and the app far more than it computes: more workers than cores pay.
+    // At most 4: the port pool (test/harness/ports.ts) has a block for each of 4 workers.
+    maxWorkers: 4,
     projects: [
       {
         // Pure functions: no database, no build, no app.
         test: { name: "unit", include: ["lib/**/*.test.ts"], exclude: ["lib/**/*.pg.test.ts"] },
       },
+      { test: { name: "lease", include: leaseFiles, ...onPostgres } },
       {
-        // Real PostgreSQL and the built app over real HTTP, started once by the global set-up.
+        // The built app over real HTTP (`npm run build` first), and any other database test of `lib/`.
         test: {
           name: "integration",
-          include: ["lib/**/*.pg.test.ts", "test/**/*.test.ts"],
-          globalSetup: ["test/global-setup.ts"],
-          // The files share one database and one app instance; run them one after another.
-          fileParallelism: false,
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          include: ["test/**/*.test.ts", "lib/**/*.pg.test.ts"],
+          exclude: [...leaseFiles, ...modelFiles],
+          ...onTheApp,
         },
       },
+      { test: { name: "model", include: modelFiles, ...onTheApp } },
     ],
   },
 });

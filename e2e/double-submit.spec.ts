@@ -26,7 +26,11 @@ test("a double click on Make primary sends two requests: one switch, one visible
 
 test("two tabs of one user: one switch wins, the other tab shows the conflict and then the new primary", async ({
   context,
+  request,
 }) => {
+  // Slow provider calls: the second tab's click lands while the first's switch holds the lease, however
+  // loaded the machine is.
+  await resetLab(request, { provider: { latencyMs: 2_000 } });
   const first = await context.newPage();
   const second = await context.newPage();
   await signInAs(first, "Ada Lovelace");
@@ -35,12 +39,14 @@ test("two tabs of one user: one switch wins, the other tab shows the conflict an
 
   await first.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
   await expect(identityRow(first, "github|8812").getByText(/^Switching…/)).toBeVisible();
+  // The second tab sees the lease taken (the first request has reached the app) before it clicks.
+  await expect(second.getByText(/^Lease held by operation/)).toBeVisible();
   await second.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
 
   await expect(identityRow(second, "auth0|ada-email").getByRole("alert")).toHaveText(
     "Another operation is already in progress",
   );
-  await expect(identityRow(first, "github|8812").getByText("Switched: now primary")).toBeVisible();
+  await expect(identityRow(first, "github|8812").getByText("Switched: now primary")).toBeVisible({ timeout: 15_000 });
   // The losing tab learns the outcome by itself once the winner's operation ends.
   await expect(identityRow(second, "github|8812").getByText("Primary", { exact: true })).toBeVisible();
   await expect(second.getByText(/^Lease free/)).toBeVisible();

@@ -1,17 +1,15 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
-import { prepareDatabase } from "../db/prepare";
 import { startApp, type RunningApp } from "../test/harness/app-server";
-import { databaseFor } from "../test/harness/databases";
-import { resetLab } from "./lab";
+import { labDatabaseUrl, resetLab } from "./lab";
 
-// Two more instances over the e2e database that know each other, as `npm start -- --instances 2` starts them.
+// Two more instances over the worker's database that know each other, as `npm start -- --instances 2` starts them.
 const ports = [Number(process.env.PEER_APP_PORT ?? 3216), Number(process.env.RELAY_APP_PORT ?? 3220)] as const;
 const urlOf = (port: number) => `http://127.0.0.1:${port}`;
 let instances: RunningApp[] = [];
 
 test.beforeAll(async () => {
-  const databaseUrl = await prepareDatabase(databaseFor("e2e"));
+  const databaseUrl = labDatabaseUrl();
   instances = await Promise.all(
     ports.map((port, index) =>
       startApp({

@@ -1,5 +1,11 @@
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
 
+/** The database of this worker's app, for a test that starts more instances on it (see e2e/workers.ts). */
+export function labDatabaseUrl(): string {
+  if (!process.env.DATABASE_URL) throw new Error("no DATABASE_URL: labDatabaseUrl() is for Playwright tests");
+  return process.env.DATABASE_URL;
+}
+
 export async function resetLab(request: APIRequestContext, settings: Record<string, unknown> = {}): Promise<void> {
   expect((await request.post("/api/lab/reset")).status()).toBe(204);
   if (Object.keys(settings).length > 0) expect((await request.put("/api/lab", { data: settings })).status()).toBe(200);

@@ -1,9 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { prepareDatabase } from "../db/prepare";
 import { startApp } from "../test/harness/app-server";
-import { databaseFor } from "../test/harness/databases";
-import { identityRow, openLabControls, resetLab, signInAs } from "./lab";
+import { identityRow, labDatabaseUrl, openLabControls, resetLab, signInAs } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -78,7 +76,7 @@ test("at rest, the page sends no requests", async ({ page }) => {
 
 test("a switch run on a second app instance appears in a tab served by the first", async ({ page }) => {
   const peer = await startApp({
-    databaseUrl: await prepareDatabase(databaseFor("e2e")),
+    databaseUrl: labDatabaseUrl(),
     port: Number(process.env.PEER_APP_PORT ?? 3216),
     env: { APP_INSTANCE: "peer" },
   });

@@ -27,6 +27,15 @@ export async function startApp(options: {
 }): Promise<RunningApp> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID")))
     throw new Error("no production build: run `npm run build` first");
+  const baseUrl = `http://127.0.0.1:${options.port}`;
+  // An app already there (one a timed-out test left) would answer the readiness check below in this one's place.
+  if (
+    await fetch(`${baseUrl}/api/users`).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new Error(`something already answers on ${baseUrl}`);
   const child = spawn(
     process.execPath,
     [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(options.port)],
@@ -43,8 +52,11 @@ export async function startApp(options: {
   };
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
+  // A test abandoned at its timeout never stops its apps: they end with the process that started them.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
 
-  const baseUrl = `http://127.0.0.1:${options.port}`;
   const ended = (signal: NodeJS.Signals) => async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));

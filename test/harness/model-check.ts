@@ -1,0 +1,48 @@
+/**
+ * The model checker's property, seed and counts, shared by its files: the rich schedules (with the `none`
+ * control) and the quick ones run side by side, each file on its own pair of app instances.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, inject } from "vitest";
+import { startApp, type RunningApp } from "./app-server";
+import { appClient, type AppClient } from "./http-client";
+import { checkSchedule, holds, scheduleArbitrary, type ScheduleProfile } from "./schedules";
+
+// The full run by default (`npm run test:model`); `npm test` runs a sample: fewer schedules, a fixed seed. One
+// seed draws the same schedules again (their timing on the machine is the machine's).
+export const modelSeed = Number(process.env.MODEL_SEED ?? Math.floor(Math.random() * 2 ** 31));
+export const modelRuns = {
+  rich: Number(process.env.MODEL_RUNS ?? 60),
+  quick: Number(process.env.MODEL_QUICK_RUNS ?? 140),
+  // The control stops at its first violation.
+  none: 25,
+};
+export const modelReplay = `MODEL_SEED=${modelSeed} MODEL_RUNS=${modelRuns.rich} MODEL_QUICK_RUNS=${modelRuns.quick} npm run test:model`;
+
+/** Two app instances on the file's database: the file's app and a second one, started for the file. */
+export function twoInstances(): { lab: AppClient; instances: () => AppClient[] } {
+  const lab = appClient(inject("appUrl"));
+  let second: RunningApp;
+  beforeAll(async () => {
+    console.info(`model check: seed ${modelSeed}; the same schedules again: ${modelReplay}`);
+    second = await startApp({ databaseUrl: inject("databaseUrl"), port: Number(process.env.MODEL_APP_PORT ?? 3218) });
+  });
+  afterAll(() => second?.stop());
+  return { lab, instances: () => [lab, appClient(second.baseUrl)] };
+}
+
+/** Every schedule drawn settles: allowed answers only, no lease stuck, a consistent audit. */
+export const modelProperty = (
+  { lab, instances }: ReturnType<typeof twoInstances>,
+  strategy: string,
+  profile: ScheduleProfile = "rich",
+) =>
+  fc.asyncProperty(scheduleArbitrary(2, 10, profile), async (schedule) => {
+    const checked = await checkSchedule(lab, instances(), schedule, strategy);
+    if (!holds(checked)) {
+      const { unexpected, leasesFree, violations } = checked;
+      throw new Error(
+        `answers not allowed: ${JSON.stringify(unexpected)}; leases freed: ${leasesFree}; audit: ${JSON.stringify(violations)}`,
+      );
+    }
+  });
