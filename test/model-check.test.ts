@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { modelProperty, modelRuns, modelSeed, twoInstances } from "./harness/model-check";
+import { modelProperty, modelRuns, modelSeed, twoInstances, unfencedSaveProperty } from "./harness/model-check";
 
 // Concurrent switches on two instances; the quick schedules run beside this file (model-check-quick.test.ts).
 const pair = twoInstances();
@@ -14,6 +14,15 @@ describe("model check: concurrent switches on two instances with a misbehaving p
     const result = await fc.check(modelProperty(pair, "none"), {
       seed: modelSeed,
       numRuns: modelRuns.none,
+      endOnFailure: true,
+    });
+    expect(result.failed).toBe(true);
+  }, 600_000);
+
+  it("under `lease` with the save's condition removed, a switch paused before its save overwrites the next holder: a violation", async () => {
+    const result = await fc.check(unfencedSaveProperty(pair), {
+      seed: modelSeed,
+      numRuns: modelRuns.unfencedSave,
       endOnFailure: true,
     });
     expect(result.failed).toBe(true);

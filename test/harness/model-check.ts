@@ -6,7 +6,14 @@ import fc from "fast-check";
 import { afterAll, beforeAll, inject } from "vitest";
 import { startApp, type RunningApp } from "./app-server";
 import { appClient, type AppClient } from "./http-client";
-import { checkSchedule, holds, scheduleArbitrary, type ScheduleProfile } from "./schedules";
+import {
+  checkSchedule,
+  holds,
+  scheduleArbitrary,
+  unfencedSaveArbitrary,
+  type Schedule,
+  type ScheduleProfile,
+} from "./schedules";
 
 // The full run by default (`npm run test:model`); `npm test` runs a sample: fewer schedules, a fixed seed. One
 // seed draws the same schedules again (their timing on the machine is the machine's).
@@ -14,8 +21,9 @@ export const modelSeed = Number(process.env.MODEL_SEED ?? Math.floor(Math.random
 export const modelRuns = {
   rich: Number(process.env.MODEL_RUNS ?? 60),
   quick: Number(process.env.MODEL_QUICK_RUNS ?? 140),
-  // The control stops at its first violation.
+  // The controls stop at their first violation.
   none: 25,
+  unfencedSave: 10,
 };
 export const modelReplay = `MODEL_SEED=${modelSeed} MODEL_RUNS=${modelRuns.rich} MODEL_QUICK_RUNS=${modelRuns.quick} npm run test:model`;
 
@@ -33,11 +41,21 @@ export function twoInstances(): { lab: AppClient; instances: () => AppClient[] }
 
 /** Every schedule drawn settles: allowed answers only, no lease stuck, a consistent audit. */
 export const modelProperty = (
-  { lab, instances }: ReturnType<typeof twoInstances>,
+  pair: ReturnType<typeof twoInstances>,
   strategy: string,
   profile: ScheduleProfile = "rich",
+) => settlingProperty(pair, strategy, scheduleArbitrary(2, 10, profile));
+
+/** The same property over the schedules of the control that removes the lease's condition from the save. */
+export const unfencedSaveProperty = (pair: ReturnType<typeof twoInstances>) =>
+  settlingProperty(pair, "lease", unfencedSaveArbitrary(2));
+
+const settlingProperty = (
+  { lab, instances }: ReturnType<typeof twoInstances>,
+  strategy: string,
+  schedules: fc.Arbitrary<Schedule>,
 ) =>
-  fc.asyncProperty(scheduleArbitrary(2, 10, profile), async (schedule) => {
+  fc.asyncProperty(schedules, async (schedule) => {
     const checked = await checkSchedule(lab, instances(), schedule, strategy);
     if (!holds(checked)) {
       const { unexpected, leasesFree, violations } = checked;
