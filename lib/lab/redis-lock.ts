@@ -68,7 +68,7 @@ const releaseScript = `if redis.call("get", KEYS[1]) == ARGV[1] then return redi
 export type RedisAcquisition = { acquired: true; token: string } | { acquired: false; remainingMs: number };
 
 export async function acquireRedisLock(key: string, ttlMs: number): Promise<RedisAcquisition> {
-  const client = connected();
+  const client = await connected();
   const token = randomUUID();
   try {
     if ((await client.set(key, token, "PX", ttlMs, "NX")) === "OK") return { acquired: true, token };
@@ -80,11 +80,14 @@ export async function acquireRedisLock(key: string, ttlMs: number): Promise<Redi
 
 /** True when this holder's key was deleted; false when it had expired, or the key is another holder's. */
 export async function releaseRedisLock(key: string, token: string): Promise<boolean> {
-  return (await connected().eval(releaseScript, 1, key, token)) === 1;
+  return (await (await connected()).eval(releaseScript, 1, key, token)) === 1;
 }
 
-function connected(): Redis {
+/** The client, once connected (it may still be, at the first command, or again, after a restart). */
+async function connected(): Promise<Redis> {
   const client = redisClient();
   if (!client) throw new RedisUnavailable("this instance was started without one (REDIS_URL is not set)");
+  if (client.status !== "ready" && !(await redisAnswers(1_000)))
+    throw new RedisUnavailable(`no answer from ${config.redisUrl}`);
   return client;
 }

@@ -1,6 +1,7 @@
 import { setTimeout as pause } from "node:timers/promises";
 import pg from "pg";
 import { config } from "../../core/config";
+import type { ProviderCall } from "../../provider-sim/lab-client";
 import { poolStats } from "../../core/db";
 import { missingParts } from "../parts";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
@@ -110,13 +111,17 @@ async function redisPausedPastTtl(lab: Lab) {
   const first = await running;
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
   const firstLink = calls.find((call) => call.operationId === first.operationId && call.method === "POST");
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const started = (call: ProviderCall) => Date.parse(call.at) - call.durationMs;
+  const secondStarted = Math.min(...calls.filter((call) => call.operationId === second.operationId).map(started));
   return {
     ttlMs,
     pauseMs,
     first: fact(first),
     second: fact(second),
     firstLateLink: firstLink ? { status: firstLink.status, outcome: firstLink.outcome ?? null } : null,
-    lateWriteLanded: !!firstLink && firstLink.status >= 200 && firstLink.status < 300,
+    // Sent after the second holder had called the provider, and not refused as stale: there was no fence.
+    lateWriteNotFenced: !!firstLink && started(firstLink) > secondStarted && firstLink.outcome !== "fenced",
     auditConsistent: audit.consistent,
     violations: audit.violations,
   };
@@ -128,7 +133,7 @@ export const advisoryOrLease: Experiment = {
   question: "Why not a PostgreSQL advisory lock or a Redis lock, and when is a lock service the answer instead?",
   failureMode: null,
   expected:
-    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `redis` and `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; redis and the lease are unaffected and refuse the second switch. With a redis-server running: a Redis holder paused past its TTL lets a second holder in, and its late provider write lands although the provider enforces fencing (Redis gives no fence). Without one, the run says Redis was not measured.",
+    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `redis` and `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; redis and the lease are unaffected and refuse the second switch. With a redis-server running: a Redis holder paused past its TTL lets a second holder in, and its late provider write is not refused as stale although the provider enforces fencing (Redis gives no fence). Without one, the run says Redis was not measured.",
   tryNext:
     "Under `session-advisory`, click Make primary and, while it runs, SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:session-advisory:%'; click again at once.",
   async run(lab) {
@@ -173,9 +178,9 @@ export const advisoryOrLease: Experiment = {
             redis.drop.first.status === 200 &&
             redis.drop.second.status === 409 &&
             redis.paused.second.status === 200 &&
-            redis.paused.lateWriteLanded));
+            redis.paused.lateWriteNotFenced));
       const redisSentence = redis
-        ? ` redis (SET NX PX) held no connection either (pool in use ${redis.drop.connectionsHeldDuringCalls.poolInUse}); the drop left its key alone: first ${redis.drop.first.status}, second ${redis.drop.second.status}. But paused ${redis.paused.pauseMs} ms after its unlink, past the key's ${redis.paused.ttlMs} ms TTL, the first Redis holder lost the key to a second switch (${redis.paused.second.status}) and then made its link call anyway: the provider enforces fencing, yet answered ${redis.paused.firstLateLink?.status ?? "nothing"}, since Redis gave the holder no fence to send; the audit is ${redis.paused.auditConsistent ? "consistent" : `inconsistent (${redis.paused.violations.join("; ")})`}. (The lease's fence stops that write: f2-lease-stolen.)`
+        ? ` redis (SET NX PX) held no connection either (pool in use ${redis.drop.connectionsHeldDuringCalls.poolInUse}); the drop left its key alone: first ${redis.drop.first.status}, second ${redis.drop.second.status}. But paused ${redis.paused.pauseMs} ms after its unlink, past the key's ${redis.paused.ttlMs} ms TTL, the first Redis holder lost the key to a second switch (${redis.paused.second.status}) and then, after the second had called the provider, made its link call anyway: the provider enforces fencing, yet did not refuse it as stale (it answered ${redis.paused.firstLateLink?.status ?? "nothing"}${redis.paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : ""}), since Redis gave the holder no fence to send; the audit is ${redis.paused.auditConsistent ? "consistent" : `inconsistent (${redis.paused.violations.join("; ")})`}. (The lease's fence stops that write: f2-lease-stolen.)`
         : ` Redis was not measured: no redis-server runs with this instance (start the lab with npm run dev -- --redis).`;
       return {
         observed: {
