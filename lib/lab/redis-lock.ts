@@ -43,14 +43,21 @@ export class RedisUnavailable extends Problem {
   }
 }
 
-/** Whether a redis-server answers this instance now (at most `waitMs`). */
-export async function redisAnswers(waitMs = 500): Promise<boolean> {
+/** Whether a redis-server answers this instance now (at most `waitMs`, for a client still connecting). */
+export async function redisAnswers(waitMs = 1_000): Promise<boolean> {
   const client = redisClient();
   if (!client) return false;
   if (client.status !== "ready") {
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, waitMs);
-      client.once("ready", () => resolve(clearTimeout(timer)));
+    await new Promise<void>((resolve) => {
+      const ready = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        client.off("ready", ready);
+        resolve();
+      }, waitMs);
+      client.once("ready", ready);
     });
   }
   return client.ping().then(
