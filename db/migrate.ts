@@ -7,6 +7,7 @@ import * as sessions from "./migrations/0005_sessions";
 import * as journalInFlight from "./migrations/0006_journal_in_flight";
 import * as timeline from "./migrations/0007_timeline";
 import * as idpCallFunctions from "./migrations/0008_idp_call_functions";
+import * as fenceHolder from "./migrations/0011_fence_holder";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   "0006_journal_in_flight": journalInFlight,
   "0007_timeline": timeline,
   "0008_idp_call_functions": idpCallFunctions,
+  "0011_fence_holder": fenceHolder,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -77,7 +77,11 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           : null;
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
-      const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
+      const fencing = {
+        fence: fenceOf(request),
+        holder: request.headers.get("X-Operation-Id"),
+        enforce: settings.provider.enforceFencing,
+      };
       const apply = () => applied(() => perform(request, decodeParams(params), fencing));
 
       const { applyLimitMs } = settings.provider;
