@@ -12,6 +12,7 @@ import { LabPanel } from "./LabPanel";
 import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
 import { instancesQuery, labSettingsQuery, presetsQuery, queryKeys, sessionQuery } from "./queries";
+import { ServedByPanel } from "./ServedByPanel";
 import { SignIn } from "./SignIn";
 import { Timeline } from "./Timeline";
 import { useLabStream } from "./useLabStream";
@@ -58,6 +59,7 @@ export function LabApp() {
             {connected ? "Live" : "Reconnecting…"}
             {instances.data && ` · served by instance ${instances.data.instance}`}
           </p>
+          <ServedByPanel />
           {session.data && (
             <button type="button" className="quiet" onClick={() => signOut.mutate()}>
               Sign out

@@ -43,6 +43,11 @@ const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
     explanation:
       "Safe while one app instance serves every request; a second instance has its own memory and does not wait.",
   },
+  redis: {
+    label: "Redis lock (SET NX PX, token-checked release)",
+    explanation:
+      "Holds no database connection; but its token is no fence: a holder paused past the TTL still writes, and a Redis restart without persistence lets a second holder in. Needs npm run dev -- --redis.",
+  },
 };
 
 export function LabPanel() {

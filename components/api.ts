@@ -1,4 +1,6 @@
 /** The page's calls to the app's HTTP API, with problem+json errors as typed values. */
+import { recordServed } from "./served-by";
+
 export interface Problem {
   type: string;
   title: string;
@@ -18,6 +20,7 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
     ...init,
     headers: init.body ? { "Content-Type": "application/json", ...init.headers } : init.headers,
   });
+  recordServed(init.method ?? "GET", path, response);
   if (response.status === 204) return undefined as T;
   const body = await response.json().catch(() => null);
   if (!response.ok) {

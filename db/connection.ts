@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { preparingPool } from "./prepared-statements";
 import type { Database } from "./schema";
@@ -16,6 +16,9 @@ import type { Database } from "./schema";
  *   Lower than the statement's, so a lock wait fails as `lock_not_available`, told apart from a slow query.
  * - idle in a transaction: 180 s. `transaction` and `advisory` sit idle in theirs while the provider
  *   answers, for at most the lease TTL (≤ 120 s); only a leaked transaction lives longer.
+ * The last three are the database's settings (`ALTER DATABASE … SET`, see `applyDatabaseTimeouts`), not
+ * startup parameters: a transaction pooler (PgBouncer) refuses those (`unsupported startup parameter`),
+ * and its server connections must run with the same values as a direct one.
  */
 export const databaseTimeouts = {
   connectMs: 5_000,
@@ -39,12 +42,14 @@ class TimedClient extends pg.Client {
 /**
  * A pool and its query builder. bigint columns (fences, sequence numbers) stay strings unless asked; counts
  * we convert where read. `synchronousCommit: false` is for writes that may be lost in a database crash:
- * their commits answer before the WAL reaches the disk.
+ * their commits answer before the WAL reaches the disk (a startup parameter: a direct connection only).
+ * `namedStatements: false` sends the lease's statements unnamed, as a transaction pooler needs them
+ * (db/prepared-statements.ts).
  */
 export function createDb<DB = Database>(
   connectionString: string,
   poolSize = 10,
-  { synchronousCommit = true } = {},
+  { synchronousCommit = true, namedStatements = true } = {},
 ): { db: Kysely<DB>; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString,
@@ -52,13 +57,13 @@ export function createDb<DB = Database>(
     max: poolSize,
     Client: TimedClient as unknown as new () => pg.ClientBase,
     connectionTimeoutMillis: databaseTimeouts.poolCheckoutMs,
-    statement_timeout: databaseTimeouts.statementMs,
-    lock_timeout: databaseTimeouts.lockMs,
-    idle_in_transaction_session_timeout: databaseTimeouts.idleInTransactionMs,
   });
   // An idle client losing its server (a restarted database) must not crash the process.
   pool.on("error", (error) => console.error("[db] idle client error:", error.message));
-  return { db: kyselyOn<DB>(pool), pool };
+  return {
+    db: namedStatements ? kyselyOn<DB>(pool) : new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }),
+    pool,
+  };
 }
 
 /**
@@ -68,3 +73,18 @@ export function createDb<DB = Database>(
  */
 export const kyselyOn = <DB>(pool: pg.Pool): Kysely<DB> =>
   new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+
+/**
+ * Sets `databaseTimeouts` on the database itself, so that every new session gets them: the app's pool,
+ * direct or through a pooler's server connections, and the lab's own connections alike. Run when the
+ * database is prepared, before any app instance connects.
+ */
+export async function applyDatabaseTimeouts<DB>(db: Kysely<DB>): Promise<void> {
+  const { rows } = await sql<{ name: string }>`SELECT current_database() AS name`.execute(db);
+  const database = sql.id(rows[0]!.name);
+  await sql`ALTER DATABASE ${database} SET statement_timeout = ${sql.lit(databaseTimeouts.statementMs)}`.execute(db);
+  await sql`ALTER DATABASE ${database} SET lock_timeout = ${sql.lit(databaseTimeouts.lockMs)}`.execute(db);
+  await sql`ALTER DATABASE ${database} SET idle_in_transaction_session_timeout = ${sql.lit(databaseTimeouts.idleInTransactionMs)}`.execute(
+    db,
+  );
+}

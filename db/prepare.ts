@@ -1,11 +1,11 @@
-import { createDb } from "./connection";
+import { applyDatabaseTimeouts, createDb } from "./connection";
 import { migrateToLatest } from "./migrate";
 import { seedIfEmpty } from "./seed";
 import { ensureDatabase, recreateDatabase } from "./server";
 
 /**
  * Makes `database` ready for the app: the server found or started, the database created, migrated,
- * and seeded when empty. Returns its URL. `fresh` drops it first (tests).
+ * seeded when empty, and given the app's timeouts. Returns its URL. `fresh` drops it first (tests).
  */
 export async function prepareDatabase(database: string, { fresh = false } = {}): Promise<string> {
   const url =
@@ -16,6 +16,7 @@ export async function prepareDatabase(database: string, { fresh = false } = {}):
   try {
     await migrateToLatest(db);
     await seedIfEmpty(db);
+    await applyDatabaseTimeouts(db);
   } finally {
     await db.destroy();
   }

@@ -7,6 +7,13 @@
  * connection parses and plans it once; every other query passes through untouched. The name is NAME plus
  * a digest of the text, since one statement of the lease has a few shapes (with an intent or without, …).
  * Without the wrapper the same statements still work, unnamed.
+ *
+ * Behind a pooler in transaction mode the app's pool goes without it (`DATABASE_POOLER=transaction`,
+ * set by `--pgbouncer`): a named statement lives on one server connection, and the pooler hands the next
+ * transaction another one, where the name is unknown (26000) or already taken by another client's
+ * (42P05). PgBouncer keeps protocol-level prepared statements across its connections only from 1.21
+ * (`max_prepared_statements`); Debian 12 ships 1.18. A setting, not a detection: nothing on the wire
+ * tells a client that it talks to a pooler.
  */
 import { createHash } from "node:crypto";
 import type { PostgresPool, PostgresPoolClient } from "kysely";

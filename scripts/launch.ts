@@ -1,14 +1,27 @@
 /**
  * `npm run dev` / `npm start`: finds or starts the database (a process of its own, which outlives this
- * one), migrates and seeds it, then runs Next.js with DATABASE_URL pointing at it.
+ * one), migrates and seeds it, then runs Next.js with DATABASE_URL pointing at it. Asked for, it starts the
+ * production parts first (scripts/parts/): `--pgbouncer`, `--redis`, `--balance`.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { prepareDatabase } from "../db/prepare";
+import { PartNotInstalled } from "./parts/part-process";
+import { checkInstalled, startParts } from "./parts/production-parts";
 
-const [mode = "dev", ...args] = process.argv.slice(2);
-if (mode !== "dev" && mode !== "start") throw new Error(`usage: launch dev|start [--instances N] [next options]`);
+const [mode = "dev", ...launchArgs] = process.argv.slice(2);
+if (mode !== "dev" && mode !== "start")
+  throw new Error(`usage: launch dev|start [--instances N] [--pgbouncer] [--redis] [--balance] [next options]`);
+
+// The parts' flags, taken out of what goes on to Next.js.
+const partFlags = ["--pgbouncer", "--redis", "--balance"];
+const asked = {
+  pgbouncer: launchArgs.includes("--pgbouncer"),
+  redis: launchArgs.includes("--redis"),
+  balance: launchArgs.includes("--balance"),
+};
+const args = launchArgs.filter((arg) => !partFlags.includes(arg));
 
 // `--instances N`: N app processes on consecutive ports over one database, each told the others' URLs.
 const instancesAt = args.indexOf("--instances");
@@ -19,11 +32,24 @@ const nextArgs =
 const portAt = nextArgs.findIndex((arg) => arg === "-p" || arg === "--port");
 const basePort = Number(portAt === -1 ? (process.env.PORT ?? 3000) : nextArgs[portAt + 1]);
 const otherArgs = portAt === -1 ? nextArgs : nextArgs.filter((_, index) => index !== portAt && index !== portAt + 1);
+// `--balance`: the port is the balancer's, and the instances take the ports after it.
+const firstInstancePort = asked.balance ? basePort + 1 : basePort;
+
+try {
+  checkInstalled(asked);
+} catch (error) {
+  if (!(error instanceof PartNotInstalled)) throw error;
+  console.error(`[launch] ${error.message}`);
+  process.exit(1);
+}
 
 const databaseUrl = await prepareDatabase(process.env.LAB_DATABASE ?? "leaselab");
 console.log(`[launch] database ready: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}`);
 
-const urls = Array.from({ length: instances }, (_, index) => `http://localhost:${basePort + index}`);
+const instancePorts = Array.from({ length: instances }, (_, index) => firstInstancePort + index);
+const parts = await startParts(asked, { directUrl: databaseUrl, balancerPort: basePort, instancePorts });
+
+const urls = instancePorts.map((port) => `http://localhost:${port}`);
 const children = urls.map((url, index) => {
   // Several dev servers cannot share one .next directory: each instance after the first gets its own, with a
   // TypeScript config there for Next to add that directory's types to (see next.config.ts).
@@ -32,19 +58,19 @@ const children = urls.map((url, index) => {
     writeFileSync(`${distDir.NEXT_DIST_DIR}.tsconfig.json`, JSON.stringify({ extends: "./tsconfig.json" }, null, 2));
   const child = spawn(
     process.execPath,
-    [fileURLToPath(import.meta.resolve("next/dist/bin/next")), mode, "-p", String(basePort + index), ...otherArgs],
+    [fileURLToPath(import.meta.resolve("next/dist/bin/next")), mode, "-p", String(instancePorts[index]), ...otherArgs],
     {
       stdio: "inherit",
       env: {
         ...process.env,
         ...distDir,
-        DATABASE_URL: databaseUrl,
+        ...parts.appEnv,
         LAB_INSTANCE: String(index + 1),
         LAB_PEER_URLS: urls.filter((other) => other !== url).join(","),
       },
     },
   );
-  if (instances > 1) console.log(`[launch] instance ${index + 1} on ${url}`);
+  if (instances > 1 || asked.balance) console.log(`[launch] instance ${index + 1} on ${url}`);
   return child;
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const)
@@ -52,5 +78,5 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
 let running = children.length;
 for (const child of children)
   child.on("exit", (code, signal) => {
-    if (--running === 0) process.exit(code ?? (signal ? 1 : 0));
+    if (--running === 0) void parts.stop().then(() => process.exit(code ?? (signal ? 1 : 0)));
   });

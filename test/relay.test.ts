@@ -35,6 +35,7 @@ describe("the relay: a switch sent to another instance through this one", () => 
     expect(status).toBe(200);
     expect(body).toEqual({
       instance: "relay-1",
+      balancer: null,
       peers: [
         { peer: 1, url: urlOf(firstPort + 1) },
         { peer: 2, url: deadPeer },

@@ -4,10 +4,10 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, ApiError } from "../api";
 import { RunTimeline } from "./RunTimeline";
 import { isSweep, TtlSweepChart } from "./TtlSweepChart";
-import type { ExperimentCard, ExperimentRun } from "./types";
+import type { ExperimentRun, ListedExperiment } from "./types";
 
 /** One experiment: its question, Run, and after a run its timeline, measured facts and explanation. */
-export function ExperimentCardView({ card }: { card: ExperimentCard }) {
+export function ExperimentCardView({ card }: { card: ListedExperiment }) {
   const queryClient = useQueryClient();
   const run = useMutation({
     mutationFn: () => api<ExperimentRun>(`/api/lab/experiments/${card.id}/run`, { method: "POST" }),
@@ -21,8 +21,20 @@ export function ExperimentCardView({ card }: { card: ExperimentCard }) {
       <p className="question">{card.question}</p>
       {card.failureMode && <p className="hint">Failure mode: {card.failureMode}</p>}
       <p className="hint">Expected: {card.expected}</p>
-      <button type="button" onClick={() => run.mutate()} disabled={run.isPending}>
-        {run.isPending ? "Running…" : "Run"}
+      {card.needs.length > 0 && (
+        <p className="hint" id={`${card.id}-needs`}>
+          {card.available
+            ? `Runs on ${card.needs.join(" and ")}, which this instance runs with.`
+            : `Needs ${card.needs.join(" and ")}, which this instance does not run with: start the lab with ${card.startWith}.`}
+        </p>
+      )}
+      <button
+        type="button"
+        onClick={() => run.mutate()}
+        disabled={run.isPending || !card.available}
+        aria-describedby={card.needs.length > 0 ? `${card.id}-needs` : undefined}
+      >
+        {run.isPending ? "Running…" : card.available ? "Run" : "Run (not available here)"}
       </button>
       {run.error && <p role="alert">{run.error instanceof ApiError ? run.error.problem.detail : run.error.message}</p>}
       {result && (

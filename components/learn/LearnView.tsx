@@ -4,13 +4,13 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { api } from "../api";
 import { ExperimentCardView } from "./ExperimentCardView";
-import type { ExperimentCard } from "./types";
+import type { ListedExperiment } from "./types";
 
 /** The Learn view: the article's questions and failure modes, each an experiment run in one click. */
 export function LearnView() {
   const cards = useQuery({
     queryKey: ["experiments"],
-    queryFn: () => api<{ experiments: ExperimentCard[] }>("/api/lab/experiments"),
+    queryFn: () => api<{ experiments: ListedExperiment[] }>("/api/lab/experiments"),
   });
   return (
     <main>

@@ -1,4 +1,4 @@
 // Types only (erased at build): the Learn view shares the server's shapes without bundling server code.
-export type { ExperimentCard } from "@/lib/lab/experiments/types";
+export type { ListedExperiment } from "@/lib/lab/experiments/types";
 export type { ExperimentRun } from "@/lib/lab/experiments/runner";
 export type { ProviderCall } from "@/lib/provider-sim/lab-client";

@@ -1,10 +1,24 @@
 /** Process-level configuration, read from the environment once. */
 export const config = {
+  /** The app's pool: PostgreSQL itself, or a pooler in front of it. */
   databaseUrl: process.env.DATABASE_URL ?? "",
+  /**
+   * PostgreSQL itself, for what a transaction pooler cannot carry from one statement to the next: LISTEN,
+   * a session lock the lab needs to hold (the experiments' run lock), session settings. The same as
+   * `databaseUrl` unless `npm run dev -- --pgbouncer` (or a managed database's pooled URL) sets it apart.
+   */
+  directDatabaseUrl: process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL || "",
+  /**
+   * `DATABASE_POOLER=transaction`: `databaseUrl` is a pooler in transaction mode (PgBouncer, Supabase's
+   * port 6543, Neon's pooled URL), so the pool sends no named prepared statements (db/prepared-statements.ts).
+   */
+  transactionPooler: process.env.DATABASE_POOLER === "transaction",
   identityProviderBaseUrl: (process.env.IDP_BASE_URL ?? "https://idp.lab.test").replace(/\/$/, ""),
   /** The lab's teaching controls; `LAB_ENABLED=false` turns them off (settings stay at their defaults). */
   labEnabled: process.env.LAB_ENABLED !== "false",
   /** The simulated provider answers provider calls unless the app talks to a real one. */
   simulateProvider: process.env.SIMULATE_PROVIDER !== "false",
   poolSize: Number(process.env.DB_POOL_SIZE ?? 4),
+  /** The redis-server of the `redis` strategy (`--redis`); empty: none. */
+  redisUrl: process.env.REDIS_URL ?? "",
 };

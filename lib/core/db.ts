@@ -16,7 +16,7 @@ export function appDatabase(): AppDatabase {
   if (!holder.__leaseLockLabDb) {
     if (!config.databaseUrl)
       throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
-    const database = createDb(config.databaseUrl, config.poolSize);
+    const database = createDb(config.databaseUrl, config.poolSize, { namedStatements: !config.transactionPooler });
     // After a shrink, a connection that was busy is closed when it comes back, not kept idle past the size.
     database.pool.on("release", () => {
       if (database.pool.totalCount > database.pool.options.max) setImmediate(() => void closeSurplus(database.pool));

@@ -57,8 +57,10 @@ export async function notify<DB>(db: Kysely<DB>, channel: string, payload: strin
 async function connect(): Promise<void> {
   if (listener.connecting || listener.client) return;
   listener.connecting = true;
+  // Straight to PostgreSQL, never through a transaction pooler: a LISTEN belongs to a session, and the
+  // pooler would hand the server connection that ran it to other clients and deliver nothing here.
   const client = new pg.Client({
-    connectionString: config.databaseUrl,
+    connectionString: config.directDatabaseUrl,
     connectionTimeoutMillis: databaseTimeouts.connectMs,
     keepAlive: true,
   });

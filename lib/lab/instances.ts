@@ -14,13 +14,17 @@ export const peerUrls = (): string[] =>
     .filter(Boolean);
 
 export interface Instances {
+  /** The instance that answered this request (behind a balancer, whichever it chose). */
   instance: string;
+  /** The balancer's address when one round-robins the instances (`--balance`), else null. */
+  balancer: string | null;
   /** Each peer by its number (its place in LAB_PEER_URLS, from 1), the relay's address for it. */
   peers: { peer: number; url: string }[];
 }
 
 export const instances = (): Instances => ({
   instance: instanceId,
+  balancer: process.env.LAB_BALANCER_URL || null,
   peers: peerUrls().map((url, index) => ({ peer: index + 1, url })),
 });
 

@@ -6,7 +6,9 @@
  * Its commits do not wait for the disk (`synchronous_commit = off`): the lanes are the lab's picture of
  * the operations, not the product's data, and a PostgreSQL crash loses at most the last 0.6 s of them
  * (3 × wal_writer_delay). A request's answer waits for its lane's write, and that wait no longer includes
- * a WAL flush (measured apart from the bench: 16 switches at once answered about 20 ms sooner).
+ * a WAL flush (measured apart from the bench: 16 switches at once answered about 20 ms sooner). That is a
+ * session setting, sent at connection: so the instruments connect straight to PostgreSQL, never through
+ * a transaction pooler (which refuses such startup parameters and keeps no session settings).
  */
 import type { Kysely } from "kysely";
 import { createDb } from "../../db/connection";
@@ -16,6 +18,6 @@ import { config } from "../core/config";
 const holder = globalThis as typeof globalThis & { __leaseLockLabInstrumentDb?: Kysely<Database> };
 
 export function instrumentDb(): Kysely<Database> {
-  holder.__leaseLockLabInstrumentDb ??= createDb(config.databaseUrl, 3, { synchronousCommit: false }).db;
+  holder.__leaseLockLabInstrumentDb ??= createDb(config.directDatabaseUrl, 3, { synchronousCommit: false }).db;
   return holder.__leaseLockLabInstrumentDb;
 }

@@ -12,6 +12,7 @@ export const strategies = [
   "optimistic",
   "session-advisory",
   "in-process",
+  "redis",
 ] as const;
 export type Strategy = (typeof strategies)[number];
 

@@ -7,13 +7,16 @@ import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
-import { StaleWrite, UserNotFound } from "../core/problems";
+import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
 import { Deadline } from "../lease";
+import { textbookTimeoutMs } from "../lease/testing";
+import type { JournalStep } from "../../db/schema";
 import type { SwitchFaultHooks } from "../switch/lease-guard";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
 import { leaseGuard } from "../switch/lease-guard";
 import { readVersion, savePrimary } from "../switch/users";
 import { labFaultHooks } from "./faults";
+import { acquireRedisLock, redisLockKey, releaseRedisLock } from "./redis-lock";
 import type { LabSettings, Strategy } from "./settings-schema";
 import type { OperationRecorder, PhaseRecorder } from "./timeline";
 
@@ -31,6 +34,7 @@ export function guardFor(db: Kysely<Database>, settings: LabSettings, recorder?:
     optimistic: () => optimisticGuard(timeoutMs),
     "session-advisory": () => sessionAdvisoryGuard(timeoutMs),
     "in-process": () => inProcessGuard(timeoutMs),
+    redis: () => redisGuard(timeoutMs, labFaultHooks(db, settings, recorder), recorder),
   };
   return guards[settings.strategy]();
 }
@@ -156,7 +160,7 @@ const optimisticGuard = (timeoutMs: number): Guard => ({
 });
 
 /** The lock key of a user's switch, shared by the advisory strategies. */
-const advisoryKey = (userId: string): string => `users.identity_action:${userId}`;
+export const advisoryKey = (userId: string): string => `users.identity_action:${userId}`;
 
 /** Names the pinned connection in `pg_stat_activity`, so the lab can find (and drop) it. */
 export const sessionAdvisoryApplicationName = "lab:session-advisory";
@@ -165,7 +169,9 @@ export const sessionAdvisoryApplicationName = "lab:session-advisory";
  * A session-level advisory lock (`pg_advisory_lock`) on a connection of its own, pinned for the whole
  * switch: no transaction stays open, but a connection is held (by every waiter, too). The lock lives as
  * long as that connection: if it drops, the lock is gone, another switch gets in, and nothing tells the
- * running one.
+ * running one. It connects as the app's pool does: behind a transaction pooler the lock lands on a server
+ * connection the pooler gives back after the statement, and closing this client does not close that one,
+ * so the lock stays there, stranded (pooler-strands-session-lock).
  */
 const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
   async run({ db, userId, operationId }, body) {
@@ -173,7 +179,6 @@ const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
       connectionString: config.databaseUrl,
       application_name: `${sessionAdvisoryApplicationName}:${operationId}`,
       connectionTimeoutMillis: databaseTimeouts.connectMs,
-      lock_timeout: databaseTimeouts.lockMs,
     });
     // A dropped connection is only logged: the switch it protected runs on, unprotected (the lesson).
     pinned.on("error", (error) => console.error(`[session-advisory] pinned connection lost: ${error.message}`));
@@ -207,6 +212,54 @@ export const inProcessGuard = (timeoutMs: number, memory: ProcessMemory = thisPr
       return await mine;
     } finally {
       if (memory.get(userId) === tail) memory.delete(userId);
+    }
+  },
+});
+
+/** The checkpoint before the provider write that follows each step: where the lab's pause fault strikes. */
+const checkpointAfterStep: Partial<Record<JournalStep, string>> = {
+  acquired: "unlink",
+  unlinked: "link",
+  linked: "save",
+};
+
+/**
+ * A Redis lock (lib/lab/redis-lock.ts) as teams write it: `SET NX PX` with the TTL, the work, the
+ * token-checked release. The TTL is Redis's to keep: the holder never looks at it again, so its calls are
+ * bounded by a client timeout of their own, and a holder paused past the TTL carries on (the lab's pause
+ * fault strikes at the same checkpoints as the lease's). No fence: the provider gets no token to refuse.
+ */
+const redisGuard = (ttlMs: number, hooks: SwitchFaultHooks, recorder?: PhaseRecorder): Guard => ({
+  async run({ db, userId }, body) {
+    const key = redisLockKey(userId);
+    const acquiring = recorder?.start("acquire", `SET ${key} token NX PX ${ttlMs}`);
+    const acquisition = await acquireRedisLock(key, ttlMs);
+    if (!acquisition.acquired) {
+      acquiring?.("refused", `the key is held for ${acquisition.remainingMs} ms more`);
+      throw new OperationInProgress(
+        new Date(Date.now() + acquisition.remainingMs),
+        acquisition.remainingMs,
+        "Another request holds this user's Redis lock; try again when it ends.",
+      );
+    }
+    acquiring?.("won");
+    try {
+      return await withDeadline(textbookTimeoutMs, (deadline) =>
+        body({
+          ...section(db, userId, deadline),
+          async reached(step) {
+            const next = checkpointAfterStep[step];
+            if (next) await hooks.atCheckpoint?.(next);
+          },
+        }),
+      );
+    } finally {
+      const releasing = recorder?.start("release", "the token-checked script");
+      const released = await releaseRedisLock(key, acquisition.token).catch(() => false);
+      releasing?.(
+        released ? "released" : "found nothing",
+        released ? null : "the key had expired or was another holder's",
+      );
     }
   },
 });

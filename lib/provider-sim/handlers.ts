@@ -77,7 +77,11 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           : null;
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
-      const fencing = { fence: fenceOf(request), enforce: settings.provider.enforceFencing };
+      const fencing = {
+        fence: fenceOf(request),
+        holder: request.headers.get("X-Operation-Id"),
+        enforce: settings.provider.enforceFencing,
+      };
       const { applyLimitMs } = settings.provider;
       const sentAt = sentAtOf(request, started);
       // The limit holds even when a timer fires late on a busy process: past it, nothing is applied.

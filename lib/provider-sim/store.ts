@@ -30,9 +30,13 @@ export class IdpError extends Error {
   }
 }
 
-/** The caller's fencing token, and whether the provider refuses tokens older than one it has seen. */
+/**
+ * The caller's fencing token and its holder (the operation id its calls carry), and whether the provider
+ * refuses tokens older than one it has seen, or equal to one another holder brought.
+ */
 export interface Fencing {
   fence: bigint | null;
+  holder: string | null;
   enforce: boolean;
 }
 
@@ -59,7 +63,10 @@ export async function listAccounts(db: Kysely<IdpDatabase>): Promise<IdpAccount[
  * no longer be changed behind its back by a late write of an earlier holder.
  */
 export function getAccount(db: Kysely<IdpDatabase>, accountId: string, fencing: Fencing): Promise<IdpAccount> {
-  return providerCall<IdpAccount>(db, sql`idp.get_account(${accountId}, ${fencing.fence?.toString() ?? null}::bigint)`);
+  return providerCall<IdpAccount>(
+    db,
+    sql`idp.get_account(${accountId}, ${fencing.fence?.toString() ?? null}::bigint, ${fencing.holder}::text)`,
+  );
 }
 
 /** `DELETE /users/{primaryId}/identities/{provider}/{userId}`: the identity becomes an account of its own. */
@@ -68,11 +75,11 @@ export function unlinkIdentity(
   primaryId: string,
   provider: string,
   userId: string,
-  { fence, enforce }: Fencing,
+  { fence, holder, enforce }: Fencing,
 ): Promise<IdpIdentity[]> {
   return providerCall<IdpIdentity[]>(
     db,
-    sql`idp.unlink_identity(${primaryId}, ${provider}, ${userId}, ${fence?.toString() ?? null}::bigint, ${enforce})`,
+    sql`idp.unlink_identity(${primaryId}, ${provider}, ${userId}, ${fence?.toString() ?? null}::bigint, ${holder}::text, ${enforce})`,
   );
 }
 
@@ -82,11 +89,11 @@ export function linkAccount(
   primaryId: string,
   provider: string,
   userId: string,
-  { fence, enforce }: Fencing,
+  { fence, holder, enforce }: Fencing,
 ): Promise<IdpIdentity[]> {
   return providerCall<IdpIdentity[]>(
     db,
-    sql`idp.link_account(${primaryId}, ${provider}, ${userId}, ${fence?.toString() ?? null}::bigint, ${enforce})`,
+    sql`idp.link_account(${primaryId}, ${provider}, ${userId}, ${fence?.toString() ?? null}::bigint, ${holder}::text, ${enforce})`,
   );
 }
 

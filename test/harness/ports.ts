@@ -18,11 +18,12 @@ const blocks = {
       "RELAY_APP_PORT",
       // RELAY_APP_PORT + 1: the relay test's second instance.
       null,
-      null,
-      null,
-      null,
-      null,
-      null,
+      "POOLED_APP_PORT",
+      "REDIS_APP_PORT",
+      "PGBOUNCER_PORT",
+      "REDIS_PORT",
+      "BALANCER_PORT",
+      // BALANCER_PORT + 1 and + 2: the balanced instances.
       null,
       null,
     ],

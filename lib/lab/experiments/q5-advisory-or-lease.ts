@@ -1,12 +1,15 @@
 import { setTimeout as pause } from "node:timers/promises";
 import pg from "pg";
 import { config } from "../../core/config";
+import type { ProviderCall } from "../../provider-sim/lab-client";
 import { poolStats } from "../../core/db";
+import { missingParts } from "../parts";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
+import { adaKeyGoneAfter, adaKeyTaken } from "./redis-facts";
 import type { Experiment } from "./types";
 
 const callMs = 400;
-type Compared = "advisory" | "session-advisory" | "lease";
+type Compared = "advisory" | "session-advisory" | "lease" | "redis";
 
 /** The connections of this database that hold a switch up, as the server lists them. */
 async function connectionsSeen(probe: pg.Client) {
@@ -87,23 +90,65 @@ async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) 
   };
 }
 
+/**
+ * Under `redis`, the first switch pauses past the key's TTL after its unlink (a GC pause, a stopped
+ * process); a second switch takes the expired key; then the first resumes and makes its link call, with
+ * the provider enforcing fencing: Redis gave the holder no fence to send, so nothing refuses it.
+ */
+async function redisPausedPastTtl(lab: Lab) {
+  const ttlMs = 1_000;
+  const pauseMs = 2_000;
+  await lab.fresh({
+    strategy: "redis",
+    leaseTtlMs: ttlMs,
+    provider: { ...slowSwitchCalls(200), enforceFencing: true },
+    faults: { stall: { at: "unlinked", ms: pauseMs } },
+  });
+  const running = lab.switchTo(ada.github, `redis: first switch (pauses ${pauseMs} ms after unlinking)`);
+  await adaKeyTaken(lab, ttlMs);
+  await adaKeyGoneAfter(lab, ttlMs * 3);
+  const second = await lab.switchTo(ada.email, "redis: second switch (after the key expired)");
+  const first = await running;
+  const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  const firstLink = calls.find((call) => call.operationId === first.operationId && call.method === "POST");
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const started = (call: ProviderCall) => Date.parse(call.at) - call.durationMs;
+  const secondStarted = Math.min(...calls.filter((call) => call.operationId === second.operationId).map(started));
+  return {
+    ttlMs,
+    pauseMs,
+    first: fact(first),
+    second: fact(second),
+    firstLateLink: firstLink ? { status: firstLink.status, outcome: firstLink.outcome ?? null } : null,
+    // Sent after the second holder had called the provider, and not refused as stale: there was no fence.
+    lateWriteNotFenced: !!firstLink && started(firstLink) > secondStarted && firstLink.outcome !== "fenced",
+    auditConsistent: audit.consistent,
+    violations: audit.violations,
+  };
+}
+
 export const advisoryOrLease: Experiment = {
   id: "q5-advisory-or-lease",
-  title: "Advisory lock or lease?",
-  question: "Why not a PostgreSQL advisory lock, and when is a lock service the answer instead?",
+  title: "Advisory lock, Redis or lease?",
+  question: "Why not a PostgreSQL advisory lock or a Redis lock, and when is a lock service the answer instead?",
   failureMode: null,
   expected:
-    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; the lease is unaffected and refuses the second switch.",
+    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `redis` and `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; redis and the lease are unaffected and refuse the second switch. With a redis-server running: a Redis holder paused past its TTL lets a second holder in, and its late provider write is not refused as stale although the provider enforces fencing (Redis gives no fence). Without one, the run says Redis was not measured.",
   tryNext:
     "Under `session-advisory`, click Make primary and, while it runs, SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:session-advisory:%'; click again at once.",
   async run(lab) {
-    const probe = new pg.Client({ connectionString: config.databaseUrl, application_name: "lab:probe" });
+    const probe = new pg.Client({ connectionString: config.directDatabaseUrl, application_name: "lab:probe" });
     await probe.connect();
     try {
       const advisory = await dropDuringSwitch(lab, probe, "advisory");
       const session = await dropDuringSwitch(lab, probe, "session-advisory");
       const lease = await dropDuringSwitch(lab, probe, "lease");
-      const comparison = [advisory, session, lease].map((each) => ({
+      const redisMissing = await missingParts(["redis-server"]);
+      const redis =
+        redisMissing.length === 0
+          ? { drop: await dropDuringSwitch(lab, probe, "redis"), paused: await redisPausedPastTtl(lab) }
+          : null;
+      const comparison = [advisory, session, lease, ...(redis ? [redis.drop] : [])].map((each) => ({
         strategy: each.strategy,
         connectionsHeldDuringCalls:
           each.connectionsHeldDuringCalls.poolInUse + each.connectionsHeldDuringCalls.pinnedSessions,
@@ -126,13 +171,30 @@ export const advisoryOrLease: Experiment = {
         lease.connectionsHeldDuringCalls.advisoryLocks === 0 &&
         lease.first.status === 200 &&
         lease.second.status === 409 &&
-        lease.auditConsistent;
+        lease.auditConsistent &&
+        (redis === null ||
+          (redis.drop.connectionsHeldDuringCalls.idleInTransaction === 0 &&
+            redis.drop.connectionsHeldDuringCalls.advisoryLocks === 0 &&
+            redis.drop.first.status === 200 &&
+            redis.drop.second.status === 409 &&
+            redis.paused.second.status === 200 &&
+            redis.paused.lateWriteNotFenced));
+      const redisSentence = redis
+        ? ` redis (SET NX PX) held no connection either (pool in use ${redis.drop.connectionsHeldDuringCalls.poolInUse}); the drop left its key alone: first ${redis.drop.first.status}, second ${redis.drop.second.status}. But paused ${redis.paused.pauseMs} ms after its unlink, past the key's ${redis.paused.ttlMs} ms TTL, the first Redis holder lost the key to a second switch (${redis.paused.second.status}) and then, after the second had called the provider, made its link call anyway: the provider enforces fencing, yet did not refuse it as stale (it answered ${redis.paused.firstLateLink?.status ?? "nothing"}${redis.paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : ""}), since Redis gave the holder no fence to send; the audit is ${redis.paused.auditConsistent ? "consistent" : `inconsistent (${redis.paused.violations.join("; ")})`}. (The lease's fence stops that write: f2-lease-stolen.)`
+        : ` Redis was not measured: no redis-server runs with this instance (start the lab with npm run dev -- --redis).`;
       return {
-        observed: { providerCallMs: callMs, advisory, sessionAdvisory: session, lease, comparison },
+        observed: {
+          providerCallMs: callMs,
+          advisory,
+          sessionAdvisory: session,
+          lease,
+          redis: redis ?? { measured: false, needs: redisMissing },
+          comparison,
+        },
         asExpected,
         explanation: asExpected
-          ? `Each first switch had its connection dropped (pg_terminate_backend) ${callMs / 2} ms into its first ${callMs} ms provider call. advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection idle in transaction for the whole call; the drop ended its transaction and released its lock: its provider calls went on (${advisory.providerWritesApplied.first} applied) but its save failed (${advisory.first.status}), and the second switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}; the audit is ${advisory.auditConsistent ? "consistent" : `inconsistent (${advisory.violations.join("; ")})`}. session-advisory (pg_advisory_lock) held no pooled connection but a pinned one of its own; the drop released its lock and nothing told the switch: it answered ${session.first.status}, while the second switch, started at ${session.second.startedMs} ms, took the lock and called the provider before the first had finished (first ended at ${session.first.endedMs} ms; second answered ${session.second.status}); the audit is ${session.auditConsistent ? "consistent" : `inconsistent (${session.violations.join("; ")})`}. The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}); dropping the pool's ${lease.terminated} connections changed nothing: the first switch answered ${lease.first.status}, the second got ${lease.second.status}, consistent. When to use which: a transaction-scoped advisory lock for short work inside one database transaction (no slow third party in it); a session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job; a lease stored as data for work that calls slow third parties or spans requests and processes, where you need a TTL, an owner, fencing tokens and a visible holder. When there is no single database of record (several databases or services each owning part of the state), the lock cannot live in one of them: use a lock service with leases and fencing (etcd or ZooKeeper; Redis/Redlock only with fencing tokens and its timing caveats).`
-          : `Measured: ${JSON.stringify(comparison)}; held ${JSON.stringify([advisory, session, lease].map((each) => each.connectionsHeldDuringCalls))}, terminated ${advisory.terminated}/${session.terminated}/${lease.terminated}, second ${advisory.second.status}/${session.second.status}/${lease.second.status}.`,
+          ? `Each first switch had its connection dropped (pg_terminate_backend) ${callMs / 2} ms into its first ${callMs} ms provider call. advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection idle in transaction for the whole call; the drop ended its transaction and released its lock: its provider calls went on (${advisory.providerWritesApplied.first} applied) but its save failed (${advisory.first.status}), and the second switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}; the audit is ${advisory.auditConsistent ? "consistent" : `inconsistent (${advisory.violations.join("; ")})`}. session-advisory (pg_advisory_lock) held no pooled connection but a pinned one of its own; the drop released its lock and nothing told the switch: it answered ${session.first.status}, while the second switch, started at ${session.second.startedMs} ms, took the lock and called the provider before the first had finished (first ended at ${session.first.endedMs} ms; second answered ${session.second.status}); the audit is ${session.auditConsistent ? "consistent" : `inconsistent (${session.violations.join("; ")})`}. The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}); dropping the pool's ${lease.terminated} connections changed nothing: the first switch answered ${lease.first.status}, the second got ${lease.second.status}, consistent.${redisSentence} When to use which: a transaction-scoped advisory lock for short work inside one database transaction (no slow third party in it); a session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job; a lease stored as data for work that calls slow third parties or spans requests and processes, where you need a TTL, an owner, fencing tokens and a visible holder. When there is no single database of record (several databases or services each owning part of the state), the lock cannot live in one of them: use a lock service with leases and fencing (etcd or ZooKeeper; Redis/Redlock only with fencing tokens and its timing caveats).`
+          : `Measured: ${JSON.stringify(comparison)}${redis ? `; redis paused past its TTL: ${JSON.stringify(redis.paused)}` : "; Redis not measured"}; held ${JSON.stringify([advisory, session, lease].map((each) => each.connectionsHeldDuringCalls))}, terminated ${advisory.terminated}/${session.terminated}/${lease.terminated}, second ${advisory.second.status}/${session.second.status}/${lease.second.status}.`,
       };
     } finally {
       await probe.end();

@@ -3,6 +3,7 @@
  * them. Each runs the real acquiring statement in a transaction that stays open `holdMs` after it, so the
  * row lock the winner's UPDATE took is held long enough to be seen: meanwhile a sampler reads who waits,
  * from `pg_stat_activity` and `pg_locks`. (Autocommitted, as in the app, the same wait lasts microseconds.)
+ * Straight to PostgreSQL: a pooler in front would queue the contenders for its own connections instead.
  */
 import { sql } from "kysely";
 import { createDb } from "../../../db/connection";
@@ -27,13 +28,13 @@ interface WaitSample {
 }
 
 export async function raceToAcquire(lab: Lab, requested: number, holdMs: number) {
-  const { db: probe, pool: probePool } = createDb(config.databaseUrl, 2);
+  const { db: probe, pool: probePool } = createDb(config.directDatabaseUrl, 2);
   // A shared server: leave connections for everyone else.
   const free = await sql<{ free: number }>`
     SELECT current_setting('max_connections')::int - count(*)::int AS free FROM pg_stat_activity`.execute(probe);
   const contenders = Math.max(2, Math.min(requested, (free.rows[0]?.free ?? 0) - 20));
   const racePool = createDb(
-    `${config.databaseUrl}${config.databaseUrl.includes("?") ? "&" : "?"}application_name=${applicationName}`,
+    `${config.directDatabaseUrl}${config.directDatabaseUrl.includes("?") ? "&" : "?"}application_name=${applicationName}`,
     contenders,
   );
   try {

@@ -11,7 +11,10 @@ import { ttlTooLong } from "./q3-ttl-too-long";
 import { ttlTooShort } from "./q3-ttl-too-short";
 import { lockColumnMapped } from "./q4-lock-column-mapped";
 import { advisoryOrLease } from "./q5-advisory-or-lease";
-import type { Experiment, ExperimentCard } from "./types";
+import { missingParts, startCommand } from "../parts";
+import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
+import { redisRestartLosesLock } from "./redis-restart-loses-lock";
+import type { Experiment, ListedExperiment } from "./types";
 
 export const experiments: Experiment[] = [
   transactionHoldsConnections,
@@ -26,14 +29,21 @@ export const experiments: Experiment[] = [
   raceToAcquireTwo,
   advisoryNotEnforced,
   inProcessMutex,
+  poolerStrandsSessionLock,
+  redisRestartLosesLock,
 ];
 
-export const experimentCards = (): ExperimentCard[] =>
-  experiments.map(({ id, title, question, failureMode, expected, tryNext }) => ({
-    id,
-    title,
-    question,
-    failureMode,
-    expected,
-    tryNext,
-  }));
+export const experimentCards = async (): Promise<ListedExperiment[]> =>
+  Promise.all(
+    experiments.map(async ({ id, title, question, failureMode, expected, tryNext, needs = [] }) => ({
+      id,
+      title,
+      question,
+      failureMode,
+      expected,
+      tryNext,
+      needs,
+      available: (await missingParts(needs)).length === 0,
+      startWith: needs.length > 0 ? startCommand(needs) : null,
+    })),
+  );

@@ -8,6 +8,7 @@ import pg from "pg";
 import type { Database } from "../../../db/schema";
 import { config } from "../../core/config";
 import { ExperimentNotFound, ExperimentRunning } from "../../core/problems";
+import { missingParts, PartsNotRunning } from "../parts";
 import type { IdentityProviderClient } from "../../provider/client";
 import { labFor } from "./lab";
 import { experiments } from "./registry";
@@ -31,7 +32,14 @@ export async function runExperiment(
 ): Promise<ExperimentRun> {
   const experiment = experiments.find((each) => each.id === id);
   if (!experiment) throw new ExperimentNotFound(id);
-  const lockHolder = new pg.Client({ connectionString: config.databaseUrl, application_name: "lab:experiment-run" });
+  const missing = await missingParts(experiment.needs ?? []);
+  if (missing.length > 0) throw new PartsNotRunning(id, missing);
+  // Direct: a session lock through a transaction pooler would stay on a server connection (see
+  // pooler-strands-session-lock), and no other run could start.
+  const lockHolder = new pg.Client({
+    connectionString: config.directDatabaseUrl,
+    application_name: "lab:experiment-run",
+  });
   lockHolder.on("error", (error) => console.error("[experiment] run lock connection lost:", error.message));
   await lockHolder.connect();
   try {

@@ -1,4 +1,5 @@
 /** What an experiment is: its card (the question in plain words), and the run that measures the answer. */
+import type { Part } from "../parts";
 import type { Lab } from "./lab";
 
 export interface ExperimentCard {
@@ -12,6 +13,15 @@ export interface ExperimentCard {
   expected: string;
   /** What to try by hand afterwards, on the main page. */
   tryNext: string;
+  /** The production parts it runs on (started with `npm run dev -- --pgbouncer`, …); none for most. */
+  needs: Part[];
+}
+
+/** A card as GET /api/lab/experiments lists it: `available` is false while a part it needs is not running. */
+export interface ListedExperiment extends ExperimentCard {
+  available: boolean;
+  /** The command that starts the lab with the parts it needs, or null when it needs none. */
+  startWith: string | null;
 }
 
 export interface Finding {
@@ -23,6 +33,7 @@ export interface Finding {
   explanation: string;
 }
 
-export interface Experiment extends ExperimentCard {
+export interface Experiment extends Omit<ExperimentCard, "needs"> {
+  needs?: Part[];
   run(lab: Lab): Promise<Finding>;
 }

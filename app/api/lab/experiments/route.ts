@@ -5,6 +5,6 @@ import { respond } from "@/lib/web/http";
 export async function GET(request: Request): Promise<Response> {
   return respond(request, async () => {
     requireLab();
-    return Response.json({ experiments: experimentCards() });
+    return Response.json({ experiments: await experimentCards() });
   });
 }

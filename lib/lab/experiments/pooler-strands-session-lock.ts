@@ -1,0 +1,109 @@
+import pg from "pg";
+import { config } from "../../core/config";
+import { advisoryKey } from "../strategies";
+import { ada, fact, slowSwitchCalls } from "./lab";
+import type { Experiment } from "./types";
+
+const callMs = 200;
+
+/** What PgBouncer says of itself (its admin console, the `pgbouncer` database on its port). */
+async function poolerConfig(): Promise<{ poolMode: string | null; serverLifetimeS: number | null }> {
+  const url = new URL(config.databaseUrl);
+  url.pathname = "/pgbouncer";
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ key: string; value: string }>("SHOW CONFIG");
+    const value = (key: string) => rows.find((row) => row.key === key)?.value ?? null;
+    const lifetime = value("server_lifetime");
+    return { poolMode: value("pool_mode"), serverLifetimeS: lifetime === null ? null : Number(lifetime) };
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The granted advisory locks of this database, but the experiment runner's own, as PostgreSQL lists them. */
+async function advisoryLocks(probe: pg.Client) {
+  const { rows } = await probe.query<{ pid: number; state: string }>(
+    `SELECT a.pid, a.state FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()
+        AND a.application_name <> 'lab:experiment-run'`,
+  );
+  return rows;
+}
+
+export const poolerStrandsSessionLock: Experiment = {
+  id: "pooler-strands-session-lock",
+  title: "A session lock behind PgBouncer",
+  question: "What becomes of a session advisory lock behind a pooler in transaction mode, and of the lease?",
+  failureMode: "The pooler hands the locking session's server connection to others: the lock is stranded there",
+  expected:
+    "Through PgBouncer, `session-advisory` takes pg_advisory_lock on a server connection the pooler gives back at once; the switch ends and closes its client, but the server connection stays open in the pool, so the lock is still granted after the switch, on an idle backend nobody holds, and no other session can take it. The lease, through the same pooler, switches, refuses a concurrent second click and is free afterwards.",
+  tryNext:
+    "With `npm run dev -- --pgbouncer`, choose `session-advisory`, click Make primary, then SELECT pid, state FROM pg_locks JOIN pg_stat_activity USING (pid) WHERE locktype = 'advisory'.",
+  needs: ["pgbouncer"],
+  async run(lab) {
+    const probe = new pg.Client({ connectionString: config.directDatabaseUrl, application_name: "lab:probe" });
+    await probe.connect();
+    let strandedPids: number[] = [];
+    try {
+      const pooler = await poolerConfig();
+      await lab.fresh({ strategy: "session-advisory", provider: slowSwitchCalls(callMs) });
+      const locksBefore = await advisoryLocks(probe);
+      const sessionSwitch = await lab.switchTo(ada.github, "session-advisory through PgBouncer");
+      // The switch has answered: its client connection is closed, which on a direct connection frees its lock.
+      const stranded = (await advisoryLocks(probe)).filter(
+        (lock) => !locksBefore.some((before) => before.pid === lock.pid),
+      );
+      strandedPids = stranded.map((lock) => lock.pid);
+      const { rows: tried } = await probe.query<{ taken: boolean }>(
+        "SELECT pg_try_advisory_lock(hashtext($1)) AS taken",
+        [advisoryKey(ada.userId)],
+      );
+      const anotherSessionTookIt = tried[0]!.taken;
+      if (anotherSessionTookIt) await probe.query("SELECT pg_advisory_unlock_all()");
+
+      // The lease beside it, through the same pooler: two clicks at once.
+      await lab.configure({ strategy: "lease" });
+      const [first, second] = await Promise.all([
+        lab.switchTo(ada.email, "lease through PgBouncer: first click"),
+        lab.switchTo(ada.email, "lease through PgBouncer: second click"),
+      ]);
+      const leaseAfter = await lab.lease();
+      const audit = await lab.audit();
+      const statuses = [first.status, second.status].sort();
+      const asExpected =
+        pooler.poolMode === "transaction" &&
+        sessionSwitch.status === 200 &&
+        stranded.length === 1 &&
+        stranded[0]!.state === "idle" &&
+        !anotherSessionTookIt &&
+        statuses[0] === 200 &&
+        statuses[1] === 409 &&
+        !leaseAfter.held &&
+        audit.consistent;
+      const lifetime = pooler.serverLifetimeS === null ? "its server_lifetime" : `${pooler.serverLifetimeS} s`;
+      return {
+        observed: {
+          pooler,
+          sessionAdvisorySwitch: fact(sessionSwitch),
+          locksGrantedAfterTheSwitch: stranded,
+          anotherSessionTookIt,
+          leaseClicks: [fact(first), fact(second)],
+          leaseHeldAfter: leaseAfter.held,
+          auditConsistent: audit.consistent,
+          violations: audit.violations,
+        },
+        asExpected,
+        explanation: asExpected
+          ? `PgBouncer runs in ${pooler.poolMode} pooling. The session-advisory switch answered ${sessionSwitch.status} and closed its client connection; yet PostgreSQL still lists its advisory lock granted, on backend ${stranded[0]!.pid}, now idle in PgBouncer's pool: closing a client of a transaction pooler does not close the server connection that ran pg_advisory_lock, and its pg_advisory_unlock, had it sent one, would have gone to whichever server connection the pooler picked. Another session's pg_try_advisory_lock got false: ada's switches under session-advisory now wait for their lock_timeout (or win at once, when the pooler happens to give them that very backend, since a session's advisory locks are re-entrant), until PgBouncer closes that server connection, after ${lifetime}. The lease, through the same pooler, needs nothing of the session: the two clicks answered ${statuses.join(" and ")}, the lease is free again and the audit is consistent. The run ended the stranded backend (pg_terminate_backend), so that the lab is usable again.`
+          : `Measured: pooler ${JSON.stringify(pooler)}, session-advisory switch ${sessionSwitch.status}, locks left ${JSON.stringify(stranded)}, another session took it ${anotherSessionTookIt}, lease clicks ${statuses.join("/")}, lease held after ${leaseAfter.held}, consistent ${audit.consistent}.`,
+      };
+    } finally {
+      // The stranded lock would outlive the run by up to an hour: end the server connection holding it.
+      if (strandedPids.length > 0)
+        await probe.query("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", [strandedPids]);
+      await probe.end();
+    }
+  },
+};
