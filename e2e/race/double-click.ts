@@ -1,9 +1,9 @@
 import type { Locator } from "@playwright/test";
 
 /**
- * Two clicks on one element in one task of the page. Playwright's own clicks, `dblclick()` included, are
- * sent one after the other (microsoft/playwright#22339), so the page may re-render between them and a
- * button that disables itself looks safe. Here nothing of the page runs between the two: a guard that
+ * Two clicks on one element in one task of the page. Playwright's own clicks happen one after the other,
+ * never in parallel (microsoft/playwright#22339), `dblclick()` included, so the page may re-render between
+ * them and a button that disables itself looks safe. Here nothing of the page runs between the two: a guard that
  * holds against this holds against any timing. Clicks from `element.click()`: the page sees
  * `isTrusted: false`.
  */
