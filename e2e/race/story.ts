@@ -40,7 +40,11 @@ function describeAnswer(answer: RaceAnswer): string {
   return `  actor ${answer.actor}: ${outcome} (${answer.method} ${new URL(answer.url).pathname}; ${times})${body}`;
 }
 
-const ms = (value: number) => (Number.isNaN(value) ? "—" : `${value >= 0 ? "+" : ""}${Math.round(value)} ms`);
+function ms(value: number): string {
+  if (Number.isNaN(value)) return "—";
+  const rounded = Math.round(value) || 0; // never "-0"
+  return `${rounded >= 0 ? "+" : ""}${rounded} ms`;
+}
 
 const truncated = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max)}…` : text);
 

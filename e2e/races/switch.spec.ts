@@ -36,8 +36,7 @@ import {
 type Strategy = "none" | "lease" | "transaction";
 
 test.beforeEach(async ({ request }) => {
-  // The lab's default provider latency (800 ms a call), so that the switches overlap even on a busy machine,
-  // and no background reconciliation: the audit shows what the race left, not what was repaired after it.
+  // No background reconciliation: the audit shows what the race left, not what was repaired after it.
   await resetLab(request, { reconcileAfterMs: null });
 });
 
@@ -66,8 +65,17 @@ function raceSwitches(
   });
 }
 
+/**
+ * Unguarded switches corrupt only when they overlap: the default 800 ms a provider call keeps them overlapping
+ * on a busy machine. The lease's losers must arrive while the winner holds it (two calls); a transaction
+ * serialises whatever the latency, so its races may be quicker.
+ */
+const latencyMs: Record<Strategy, number> = { none: 800, lease: 500, transaction: 300 };
+
 const setStrategy = async (request: APIRequestContext, strategy: Strategy) =>
-  expect((await request.put("/api/lab", { data: { strategy } })).status()).toBe(200);
+  expect(
+    (await request.put("/api/lab", { data: { strategy, provider: { latencyMs: latencyMs[strategy] } } })).status(),
+  ).toBe(200);
 
 /** What each strategy must make of a race of `switchers`, from the answers, the provider and the audit. */
 async function expectOutcome(strategy: Strategy, result: RaceResult, request: APIRequestContext) {

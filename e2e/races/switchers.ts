@@ -55,8 +55,15 @@ export const sendSwitch = (page: Page, { userId, identityId }: Switcher) =>
     [userId, identityId] as const,
   );
 
+/**
+ * A read after a race: the test's connection may have been idle about as long as the server keeps one
+ * open (5 s), and a reused socket the server just closed is reset before the request is sent.
+ */
+export const readLab = async (request: APIRequestContext, path: string) =>
+  (await request.get(path, { maxRetries: 1 })).json();
+
 export async function auditOf(request: APIRequestContext, userId: string): Promise<{ consistent: boolean }> {
-  const audit = await (await request.get("/api/lab/audit")).json();
+  const audit = await readLab(request, "/api/lab/audit");
   return audit.users.find((user: { userId: string }) => user.userId === userId);
 }
 
@@ -69,7 +76,7 @@ interface ProviderCall {
 
 /** The provider's call log, in the order the calls were logged (each is logged before it is answered). */
 export async function providerCalls(request: APIRequestContext): Promise<ProviderCall[]> {
-  const { calls } = (await (await request.get("/api/lab/provider")).json()) as { calls: ProviderCall[] };
+  const { calls } = (await readLab(request, "/api/lab/provider")) as { calls: ProviderCall[] };
   return calls.filter((call) => call.operationId !== null);
 }
 
@@ -106,4 +113,4 @@ export const unlinkedFrom = (block: ProviderCall[]) =>
 
 /** The race in words plus what the provider saw, for an assertion's message. */
 export const withCalls = async (race: RaceResult, request: APIRequestContext) =>
-  `${race.story}\nprovider calls: ${JSON.stringify((await (await request.get("/api/lab/provider")).json()).calls)}`;
+  `${race.story}\nprovider calls: ${JSON.stringify((await readLab(request, "/api/lab/provider")).calls)}`;
