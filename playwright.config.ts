@@ -8,6 +8,24 @@ const worker = enterWorker();
 // Playwright cannot download its own browser here; Debian's Chromium works when it is installed.
 const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
 
+const chromium = {
+  ...devices["Desktop Chrome"],
+  launchOptions: systemChromium
+    ? {
+        executablePath: systemChromium,
+        args: [
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+          "--no-first-run",
+          "--disable-quic",
+        ],
+      }
+    : {},
+};
+
+const raceTests = /\/e2e\/races\/.*\.spec\.ts$/;
+
 export default defineConfig({
   testDir: "e2e",
   globalSetup: "./e2e/global-setup.ts",
@@ -27,21 +45,10 @@ export default defineConfig({
   projects: [
     {
       name: "chromium",
-      use: {
-        ...devices["Desktop Chrome"],
-        launchOptions: systemChromium
-          ? {
-              executablePath: systemChromium,
-              args: [
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-              ],
-            }
-          : {},
-      },
+      testIgnore: raceTests,
+      use: chromium,
     },
+    // The lab's races (e2e/races/), each run 10 times: a race that holds once proves little.
+    { name: "races", testMatch: raceTests, repeatEach: 10, use: chromium },
   ],
 });

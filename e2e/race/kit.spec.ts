@@ -1,0 +1,136 @@
+/** The kit's own tests, against a tiny checkout of their own (no app of the repository is needed). */
+import { expect, type Page } from "@playwright/test";
+import { startCheckout, type Checkout } from "./checkout-app";
+import { doubleClick, expectEffects, expectOneWinner, test, type Release } from "./index";
+
+let checkout: Checkout;
+test.afterEach(() => checkout.close());
+
+const pay = (page: Page) => page.getByRole("button", { name: "Pay" }).click();
+const openAt = (query: string) => async (page: Page, actor: number) => {
+  await page.goto(`${checkout.url}/?actor=${actor}${query}`);
+};
+
+test("the barrier holds every request until all actors sent theirs, so a racy server charges each of them", async ({
+  race,
+}) => {
+  checkout = await startCheckout();
+  const result = await race({ actors: 3, open: openAt(""), act: pay, hold: "**/pay*" });
+
+  expect(checkout.arrivals).toHaveLength(3);
+  expect(checkout.maxInFlight()).toBe(3);
+  expect(result.answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+  await expect(expectEffects(checkout.charges, 1, result)).rejects.toThrow(
+    /expected the effect 1 time\(s\), counted 3/,
+  );
+});
+
+test("without the barrier the same racy server looks safe: the first payment was over before the second began", async ({
+  context,
+}) => {
+  checkout = await startCheckout();
+  const [first, second] = [await context.newPage(), await context.newPage()];
+  await openAt("")(first, 0);
+  await openAt("")(second, 1);
+
+  await Promise.all([first.waitForResponse("**/pay*"), pay(first)]);
+  await Promise.all([second.waitForResponse("**/pay*"), pay(second)]);
+
+  expect(checkout.charges()).toBe(1);
+  await expect(second.getByRole("status")).toHaveText("Refused (409)");
+});
+
+test("a server that claims the order atomically: one winner, the rest refused, one charge, and each page says so", async ({
+  race,
+}) => {
+  checkout = await startCheckout({ safe: true });
+  const result = await race({ actors: 3, open: openAt(""), act: pay, hold: "**/pay*" });
+
+  expectOneWinner(result, { winner: [200], losers: [409] });
+  await expectEffects(checkout.charges, 1, result);
+  const winner = result.answers.find((answer) => answer.status === 200)!.actor;
+  for (const [actor, page] of result.pages.entries())
+    await expect(page.getByRole("status")).toHaveText(actor === winner ? "Paid" : "Refused (409)");
+});
+
+const orders: { release: Release; letGo: number[]; arrive?: number[] }[] = [
+  { release: "together", letGo: [0, 1, 2] },
+  { release: "in-order", letGo: [0, 1, 2] },
+  { release: "reversed", letGo: [2, 1, 0] },
+  // Far enough apart that the server sees them in that order too.
+  { release: { staggerMs: [0, 200, 400] }, letGo: [0, 1, 2], arrive: [0, 1, 2] },
+  { release: { staggerMs: [400, 200, 0] }, letGo: [2, 1, 0], arrive: [2, 1, 0] },
+];
+for (const { release, letGo, arrive } of orders) {
+  test(`release ${JSON.stringify(release)} lets the requests go as ${letGo.join(", ")}`, async ({ race }) => {
+    checkout = await startCheckout({ safe: true });
+    const result = await race({ actors: 3, open: openAt(""), act: pay, hold: "**/pay*", release });
+
+    expect(result.releaseOrder).toEqual(letGo);
+    expect(checkout.arrivals).toHaveLength(3);
+    if (arrive) expect(checkout.arrivals.map((arrival) => arrival.actor)).toEqual(arrive);
+    expectOneWinner(result, { winner: [200], losers: [409] });
+  });
+}
+
+test("tabs share one browser context (one cookie jar); contexts do not", async ({ race }) => {
+  checkout = await startCheckout({ safe: true });
+  await race({ actors: 3, mode: "tabs", open: openAt(""), act: pay, hold: "**/pay*" });
+  expect(new Set(checkout.arrivals.map((arrival) => arrival.shopper)).size).toBe(1);
+
+  checkout.arrivals.length = 0;
+  await race({ actors: 3, mode: "contexts", open: openAt(""), act: pay, hold: "**/pay*" });
+  expect(new Set(checkout.arrivals.map((arrival) => arrival.shopper)).size).toBe(3);
+});
+
+test("a failed expectation says which actor got what, in what order they were let go, and where the trace is", async ({
+  race,
+}) => {
+  checkout = await startCheckout();
+  const result = await race({ actors: 2, open: openAt(""), act: pay, hold: "**/pay*", release: "reversed" });
+
+  expect(() => expectOneWinner(result, { winner: [200], losers: [409] })).toThrow(
+    new RegExp(
+      [
+        "expected exactly one winner \\(200\\) and 1 losers \\(409\\); got 2 winner\\(s\\) \\(actor 0, actor 1\\)",
+        "released reversed; order let go: actor 1, actor 0",
+        '  actor 0: 200 \\(POST /pay; held at [-+]\\d+ ms, released at \\+\\d+ ms, answered at \\+\\d+ ms\\) \\{"paid":true\\}',
+        "  actor 1: 200 ",
+        "trace \\(use.trace '[a-z-]+'\\): .*trace.zip; open it with: npx playwright show-trace ",
+      ].join("(.|\\n)*"),
+    ),
+  );
+});
+
+test("an actor that never sends the held request fails the race by its number; the held ones never reach the server", async ({
+  race,
+}) => {
+  checkout = await startCheckout();
+  const attempt = race({
+    actors: 2,
+    open: openAt(""),
+    act: (page, actor) => (actor === 0 ? pay(page) : Promise.resolve()),
+    hold: "**/pay*",
+    barrierTimeoutMs: 5_000,
+  });
+
+  await expect(attempt).rejects.toThrow(
+    /not every actor sent a matching request within 5000 ms\nactors that sent no held request: 1\n(.|\n)*actor 0: no answer \(held, never released\)/,
+  );
+  expect(checkout.arrivals).toHaveLength(0);
+});
+
+for (const guard of ["off", "on"] as const) {
+  test(`doubleClick sends two clicks in one task: the server gets ${guard === "off" ? "two requests" : "one"} with the button's guard ${guard}`, async ({
+    page,
+  }) => {
+    checkout = await startCheckout({ safe: true });
+    await page.goto(`${checkout.url}/?actor=0&guard=${guard}`);
+
+    await doubleClick(page.getByRole("button", { name: "Pay" }));
+
+    const expected = guard === "off" ? 2 : 1;
+    await expect(page.locator("#answer")).toHaveAttribute("data-answered", String(expected));
+    expect(checkout.arrivals).toHaveLength(expected);
+  });
+}

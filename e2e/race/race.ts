@@ -1,0 +1,191 @@
+import {
+  test as base,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Page,
+  type Request,
+  type Route,
+} from "@playwright/test";
+import { Barrier, type HeldRequest, type Release } from "./barrier";
+import { describeRace, describeRelease } from "./story";
+
+export interface RaceOptions {
+  /** How many actors race (2 or more). */
+  actors: number;
+  /**
+   * `contexts` (the default): each actor its own browser context, as two devices or two people would be
+   * (own cookies, own storage). `tabs`: each actor a page of one shared context, as two tabs of one browser.
+   */
+  mode?: "contexts" | "tabs";
+  /** Options of the contexts the race creates, over the config's `use`. */
+  contextOptions?: BrowserContextOptions;
+  /** Prepares actor i (sign in, go to the page). All actors open at once, before anything is held. */
+  open?: (page: Page, actor: number) => Promise<void>;
+  /** The action (a click, a submit). All actors act at once; an act must not wait for its held answer. */
+  act: (page: Page, actor: number) => Promise<unknown>;
+  /**
+   * The requests to line up: a URL glob or RegExp (any method), or a predicate. Each actor's first
+   * matching request is held; later matching ones go out unheld (the story counts them).
+   */
+  hold: string | RegExp | ((request: Request) => boolean);
+  /** The order held requests go out in once all are held. Default: together. */
+  release?: Release;
+  /** How long to wait for every actor's request before failing. Default 10 s. */
+  barrierTimeoutMs?: number;
+}
+
+export interface RaceAnswer {
+  actor: number;
+  method: string;
+  url: string;
+  /** 0 when no HTTP answer came (see `failure`). */
+  status: number;
+  /** The answer's body: parsed JSON, else text. */
+  body: unknown;
+  failure?: string;
+  /** Times in ms from the moment the barrier opened (negative: before). */
+  heldAtMs: number;
+  releasedAtMs: number;
+  answeredAtMs: number;
+  /** From release to the complete answer. */
+  durationMs: number;
+}
+
+export interface RaceResult {
+  mode: "contexts" | "tabs";
+  release: Release;
+  hold: string;
+  /** Actor i's page, to read what it shows. */
+  pages: Page[];
+  /** Actor i's answer. */
+  answers: RaceAnswer[];
+  /** The actors in the order their requests were let go. */
+  releaseOrder: number[];
+  /** Matching requests an actor sent beyond its held one (they were not held). */
+  extraRequests: Record<number, number>;
+  /** Which actor got what, the release order, and where the trace is: what a failure prints. */
+  story: string;
+}
+
+export type Race = (options: RaceOptions) => Promise<RaceResult>;
+
+/**
+ * `race` as a fixture: it owns the contexts it creates and closes them after the test (their traces are
+ * recorded with the test's when `use.trace` is on). Combine with your own fixtures by `mergeTests`.
+ */
+export const test = base.extend<{ race: Race }>({
+  race: async ({ browser }, use) => {
+    const contexts: BrowserContext[] = [];
+    await use((options) => runRace(browser, contexts, options));
+    await Promise.all(contexts.map((context) => context.close()));
+  },
+});
+
+async function runRace(browser: Browser, contexts: BrowserContext[], options: RaceOptions): Promise<RaceResult> {
+  const { actors, act, hold } = options;
+  const mode = options.mode ?? "contexts";
+  const release = options.release ?? "together";
+  if (!Number.isInteger(actors) || actors < 2) throw new Error(`race: actors must be an integer of 2 or more`);
+  if (typeof release === "object" && release.staggerMs.length !== actors)
+    throw new Error(`race: staggerMs needs one delay per actor (${actors}), got ${release.staggerMs.length}`);
+
+  const pages = await base.step(`race: open ${actors} actors (${mode})`, async () => {
+    const shared = mode === "tabs" ? await newContext(browser, contexts, options) : undefined;
+    const opened = await Promise.all(
+      Array.from({ length: actors }, async () => (shared ?? (await newContext(browser, contexts, options))).newPage()),
+    );
+    await Promise.all(opened.map((page, actor) => options.open?.(page, actor)));
+    return opened;
+  });
+
+  const barrier = new Barrier(actors);
+  const matches = typeof hold === "function" ? hold : () => true;
+  const pattern = typeof hold === "function" ? "**/*" : hold;
+  const handlers = pages.map((_, actor) => (route: Route, request: Request) => {
+    if (!matches(request) || !barrier.hold(actor, route, request)) return route.fallback();
+  });
+  await Promise.all(pages.map((page, actor) => page.route(pattern, handlers[actor]!)));
+
+  const holdText = typeof hold === "function" ? "requests the hold predicate picks" : `requests matching ${hold}`;
+  const acts = pages.map((page, actor) => act(page, actor));
+  // An act that fails after the barrier gave up must not surface later as an unhandled rejection.
+  void Promise.allSettled(acts);
+  let releaseOrder: number[] = [];
+  let openedAt = performance.now();
+  try {
+    await base.step(`race: hold ${holdText} until all ${actors} are in`, () =>
+      Promise.race([barrier.whenFull(options.barrierTimeoutMs ?? 10_000), Promise.all(acts).then(() => never)]),
+    );
+    openedAt = performance.now();
+    releaseOrder = await base.step(`race: release ${describeRelease(release)}`, () => barrier.release(release));
+  } catch (error) {
+    await barrier.abortHeld();
+    const partial = barrier.heldRequests().map((held) => unanswered(held, openedAt));
+    const story = describeRace({ mode, release, hold: holdText, answers: partial, releaseOrder, extra: barrier.extra });
+    throw new Error(`race: ${(error as Error).message}\n${missing(actors, partial)}${story}`, { cause: error });
+  }
+
+  const answers = await base.step("race: wait for every answer", () =>
+    Promise.all(barrier.heldRequests().map((held) => answerOf(held, openedAt))),
+  );
+  await Promise.all(pages.map((page, actor) => page.unroute(pattern, handlers[actor])));
+  await Promise.all(acts);
+
+  const extraRequests = Object.fromEntries(barrier.extra);
+  const story = describeRace({ mode, release, hold: holdText, answers, releaseOrder, extra: barrier.extra });
+  await base.info().attach("race", { body: story, contentType: "text/plain" });
+  return { mode, release, hold: holdText, pages, answers, releaseOrder, extraRequests, story };
+}
+
+/** Lets `Promise.race` keep waiting for the barrier when every act ended: only the barrier decides. */
+const never = new Promise<never>(() => {});
+
+async function newContext(browser: Browser, contexts: BrowserContext[], options: RaceOptions) {
+  const context = await browser.newContext(options.contextOptions);
+  contexts.push(context);
+  return context;
+}
+
+async function answerOf(held: HeldRequest, openedAt: number): Promise<RaceAnswer> {
+  const response = await held.request.response();
+  const text = response ? await response.text().catch(() => "") : "";
+  return {
+    ...unanswered(held, openedAt),
+    status: response?.status() ?? 0,
+    body: parsed(text),
+    failure: response ? undefined : (held.request.failure()?.errorText ?? "no answer"),
+    answeredAtMs: performance.now() - openedAt,
+    durationMs: performance.now() - (held.releasedAt ?? openedAt),
+  };
+}
+
+function unanswered(held: HeldRequest, openedAt: number): RaceAnswer {
+  return {
+    actor: held.actor,
+    method: held.request.method(),
+    url: held.request.url(),
+    status: 0,
+    body: undefined,
+    failure: held.releasedAt === undefined ? "held, never released" : undefined,
+    heldAtMs: held.heldAt - openedAt,
+    releasedAtMs: (held.releasedAt ?? Number.NaN) - openedAt,
+    answeredAtMs: Number.NaN,
+    durationMs: Number.NaN,
+  };
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function missing(actors: number, held: RaceAnswer[]): string {
+  const absent = Array.from({ length: actors }, (_, actor) => actor).filter(
+    (actor) => !held.some((answer) => answer.actor === actor),
+  );
+  return absent.length === 0 ? "" : `actors that sent no held request: ${absent.join(", ")}\n`;
+}
