@@ -5,7 +5,11 @@ export default defineConfig({
     projects: [
       {
         // Pure functions: no database, no build, no app.
-        test: { name: "unit", include: ["lib/**/*.test.ts"], exclude: ["lib/**/*.pg.test.ts"] },
+        test: {
+          name: "unit",
+          include: ["lib/**/*.test.ts", "components/**/*.test.ts"],
+          exclude: ["lib/**/*.pg.test.ts"],
+        },
       },
       {
         // Real PostgreSQL and the built app over real HTTP, started once by the global set-up.
