@@ -68,7 +68,7 @@ export function Timeline({
   return (
     <section className="card timeline" aria-labelledby="timeline-heading">
       <div className="timeline-head">
-        <h2 id="timeline-heading">Timeline: every operation, as it happens</h2>
+        <h2 id="timeline-heading">Timeline of every operation</h2>
         <div className="timeline-controls">
           <label>
             <span className="visually-hidden">Time window</span>

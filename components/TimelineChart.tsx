@@ -210,8 +210,7 @@ export function TimelineChart({
       <p id={detailId} className="timeline-detail" aria-live="polite">
         {focused
           ? describeItem(focused.value, origin)
-          : "Focus the timeline (Tab) and use the arrow keys, or hover a bar, for its exact times; click it to " +
-            "pick out its operation's calls, findings and events."}
+          : "Hover a bar, or Tab to the timeline and use the arrow keys, for its times; click to pick its operation."}
       </p>
       {marks.length > 0 && (
         <ol className="tl-marks" aria-label="Marks on the picture">

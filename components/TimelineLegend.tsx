@@ -26,25 +26,20 @@ export function TimelineLegend() {
       </ul>
       <ul aria-label="Marks">
         <li>
-          <span className="swatch lease" aria-hidden="true" /> lease, from acquisition to release or expiry (after a
-          release, a faint tick marks the expiry it no longer needed; a lease kept for an unknown outcome runs to its
-          expiry and says why)
+          <span className="swatch lease" aria-hidden="true" /> lease, to its release or expiry (a faint tick: the expiry
+          a release made moot)
         </li>
         <li>
-          <span className="swatch running" aria-hidden="true" /> running: faded, dashed outline, growing with the now
-          line
+          <span className="swatch running" aria-hidden="true" /> running (faded, dashed)
         </li>
         <li>
-          <span className="swatch collision" aria-hidden="true" /> collision: a red strip above the bar, another
-          operation changed the same provider account at the same time
+          <span className="swatch collision" aria-hidden="true" /> collision: same account, same time (red strip)
         </li>
         <li>
-          <span className="swatch applied-late" aria-hidden="true" /> applied late: hatched, the provider carried the
-          call out after the caller gave up
+          <span className="swatch applied-late" aria-hidden="true" /> applied late by the provider (hatched)
         </li>
         <li>
-          <span className="swatch failed" aria-hidden="true" /> refused / failed: red outline; requests refused while
-          another held the lease share one lane
+          <span className="swatch failed" aria-hidden="true" /> refused / failed (red outline; refusals share a lane)
         </li>
       </ul>
     </div>
