@@ -37,7 +37,11 @@ export default defineConfig({
     projects: [
       {
         // Pure functions: no database, no build, no app.
-        test: { name: "unit", include: ["lib/**/*.test.ts"], exclude: ["lib/**/*.pg.test.ts"] },
+        test: {
+          name: "unit",
+          include: ["lib/**/*.test.ts", "components/**/*.test.ts"],
+          exclude: ["lib/**/*.pg.test.ts"],
+        },
       },
       { test: { name: "lease", include: leaseFiles, ...onPostgres } },
       {

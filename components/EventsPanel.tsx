@@ -26,7 +26,8 @@ export function EventsPanel({ userId, selected }: { userId: string; selected: st
           Nothing yet: refusals, take-overs, recoveries, fenced calls and failed releases show up here, oldest first.
         </p>
       ) : (
-        <ol>
+        // Scrolls when long: focusable, so a keyboard can scroll it.
+        <ol tabIndex={0} aria-label="Events, oldest first">
           {list.map((event, index) => (
             <li
               key={`${event.at}-${index}`}

@@ -2,11 +2,9 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { BurstControl } from "./BurstControl";
 import { IdentityRow } from "./IdentityRow";
 import { InstancePicker } from "./InstancePicker";
 import { LeaseBanner } from "./LeaseBanner";
-import { RenameForm } from "./RenameForm";
 import { StaleNotice } from "./StaleNotice";
 import { labSettingsQuery, leaseQuery, timelineQuery, userQuery } from "./queries";
 import { useNow } from "./useNow";
@@ -54,9 +52,6 @@ export function IdentityPanel({ userId }: { userId: string }) {
           />
         ))}
       </ul>
-      {/* A new name from elsewhere (another tab, a reset) starts the field over. */}
-      <RenameForm key={user.data.displayName} user={user.data} />
-      <BurstControl user={user.data} />
     </>
   );
 }

@@ -8,6 +8,7 @@ import { AuditPanel } from "./AuditPanel";
 import { ChaosPanel } from "./ChaosPanel";
 import { EventsPanel } from "./EventsPanel";
 import { IdentityPanel } from "./IdentityPanel";
+import { IdentityTools } from "./IdentityTools";
 import { LabPanel } from "./LabPanel";
 import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
@@ -39,6 +40,7 @@ export function LabApp() {
   const presets = useQuery(presetsQuery());
   const instances = useQuery(instancesQuery());
   const [selected, setSelected] = useState<string | null>(null);
+  const holdsConnections = settings.data?.strategy === "transaction";
   const signOut = useMutation({
     mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
     onSuccess: () => queryClient.setQueryData(queryKeys.session, null),
@@ -80,7 +82,10 @@ export function LabApp() {
         <div className="story-main">
           <Timeline selected={selected} onSelect={setSelected} />
           <AuditPanel selected={selected} />
+          {/* Under `transaction` each switch holds a pooled connection for its whole run: the gauge is the lesson. */}
+          {holdsConnections && <PoolPanel />}
         </div>
+        {session.data && <IdentityTools userId={session.data.userId} />}
       </div>
       <div className="evidence">
         <ProviderPanel selected={selected} />
@@ -93,7 +98,7 @@ export function LabApp() {
         </summary>
         <div className="lab-grid">
           <LabPanel />
-          <PoolPanel />
+          {!holdsConnections && <PoolPanel />}
           <ChaosPanel />
         </div>
       </details>

@@ -43,11 +43,11 @@ export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client"
 export type { PromoteResult } from "@/lib/switch/switch-primary";
 export type { UserView } from "@/lib/switch/users";
 
-export type { Lane, LaneLease, Phase, PhaseName } from "@/lib/lab/timeline";
+export type { Lane, LaneLease, Phase, PhaseName } from "@/lib/lab/lane";
 
 /** The timeline's lanes, and how far the database's clock is ahead of this browser's. */
 export interface Timeline {
-  operations: import("@/lib/lab/timeline").Lane[];
+  operations: import("@/lib/lab/lane").Lane[];
   clockOffsetMs: number;
 }
 

@@ -117,7 +117,8 @@ test("no serious or critical accessibility violation: at rest, during a switch, 
   expect(await seriousViolations(page)).toEqual([]);
   await expect(identityRow(page, "github|8812").getByText("Switched: now primary")).toBeVisible();
 
-  await request.put("/api/lab", { data: { strategy: "none", provider: { latencyMs: 300 } } });
+  // Slow enough that the second click lands while the first switch runs, even on a loaded machine.
+  await request.put("/api/lab", { data: { strategy: "none", provider: { latencyMs: 1_000 } } });
   await expect(page.getByText(/^Strategy none\./)).toBeVisible();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await page.getByRole("button", { name: "Make primary for Apple · ada@icloud.test" }).click();

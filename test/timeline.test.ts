@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Lane } from "../lib/lab/timeline";
+import type { Lane } from "../lib/lab/lane";
 import { freshLabEachTest } from "./fresh-lab";
 
 const { app, session } = freshLabEachTest();

@@ -9,7 +9,7 @@ import { WorkCrashed } from "../lease/testing";
 import type { SwitchFaultHooks } from "../switch/lease-guard";
 import type { CrashPoint, LabSettings, StallPoint } from "./settings-schema";
 import { takeCrash, takeStall } from "./settings-store";
-import type { PhaseRecorder } from "./timeline";
+import type { PhaseRecorder } from "./lane-recorder";
 
 /** A pause "after reaching X" happens at the checkpoint before the step that follows X (`save`: none). */
 const checkpointAfter: Record<StallPoint, string | null> = {

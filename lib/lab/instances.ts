@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { Problem } from "../core/problems";
-import { instanceId } from "./timeline";
+import { instanceId } from "./instance";
 
 export const peerUrls = (): string[] =>
   (process.env.LAB_PEER_URLS ?? "")

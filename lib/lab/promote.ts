@@ -17,7 +17,8 @@ import {
 } from "../switch/switch-primary";
 import { getLabSettings } from "./settings-store";
 import { guardFor } from "./strategies";
-import { answerOf, recordedGuard, recordingProvider, startRecording } from "./timeline";
+import { answerOf, startRecording } from "./lane-recorder";
+import { recordedGuard, recordingProvider } from "./recorded";
 
 export async function promote(
   db: Kysely<Database>,

@@ -14,7 +14,8 @@ import type { IdentityProviderClient } from "../provider/client";
 import { settleLeftovers } from "../switch/switch-primary";
 import { getLabSettings } from "./settings-store";
 import { leaseGuardFor } from "./strategies";
-import { answerOf, recordedGuard, recordingProvider, startRecording } from "./timeline";
+import { answerOf, startRecording } from "./lane-recorder";
+import { recordedGuard, recordingProvider } from "./recorded";
 
 /** Settles what it can now; returns the users it settled. */
 export async function reconcileOnce(db: Kysely<Database>, provider: IdentityProviderClient): Promise<string[]> {

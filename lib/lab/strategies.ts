@@ -18,7 +18,7 @@ import { readVersion, savePrimary } from "../switch/users";
 import { labFaultHooks } from "./faults";
 import { acquireRedisLock, redisLockKey, releaseRedisLock } from "./redis-lock";
 import type { LabSettings, Strategy } from "./settings-schema";
-import type { OperationRecorder, PhaseRecorder } from "./timeline";
+import type { OperationRecorder, PhaseRecorder } from "./lane-recorder";
 
 /**
  * The guard the settings ask for, with the lab's faults wired into the lease's hooks; with a recorder,

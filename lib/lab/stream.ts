@@ -13,7 +13,9 @@ import { notify, subscribe } from "../core/notifications";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
 import { announcementFrom, getLabSettings, labSettingsChannel } from "./settings-store";
-import { instanceId, readLane, readTimeline, type Lane } from "./timeline";
+import { instanceId } from "./instance";
+import type { Lane } from "./lane";
+import { readLane, readTimeline } from "./timeline";
 
 export interface StreamMessage {
   id: string;

@@ -1,0 +1,236 @@
+/**
+ * The recorder: every switch request becomes a lane of phases (waiting, acquire, unlink, link, save,
+ * renew, release, paused, …) with its lease: when it was acquired, its current expiry, and when the
+ * release cleared it (if it did). The recorder keeps its lane in memory and hands each change to the
+ * lane writer; times are the database's clock (db-clock.ts).
+ */
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { isDatabaseUnavailable } from "../core/db-errors";
+import { DatabaseUnavailable, Problem } from "../core/problems";
+import type { LeaseEvent } from "../lease";
+import { shortId } from "../switch/events";
+import type { JournalEntry } from "../switch/journal";
+import { clockTime, databaseClock, dbNow } from "./db-clock";
+import { instanceId } from "./instance";
+import { instrumentDb } from "./instrument-db";
+import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
+import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
+
+/** Ends a phase: its outcome and, if it has more to say, a new detail. */
+export type EndPhase = (outcome: PhaseOutcome, detail?: string | null) => void;
+
+/** What the guards and the lab's faults need to report their phases. */
+export interface PhaseRecorder {
+  start(name: PhaseName, detail?: string | null, accounts?: string[]): EndPhase;
+}
+
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export class OperationRecorder implements PhaseRecorder, RecordedLane {
+  private readonly lane: Lane;
+  /** Changes made so far: the writer knows which of them it has written. */
+  version = 0;
+  private openAcquire: EndPhase | null = null;
+  private openRelease: EndPhase | null = null;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    lane: { userId: string; toIdentityId: string | null; strategy: string; operationId?: string },
+  ) {
+    this.lane = {
+      operationId: lane.operationId ?? "",
+      userId: lane.userId,
+      instance: instanceId,
+      strategy: lane.strategy,
+      toIdentityId: lane.toIdentityId,
+      requestedAt: dbNow(),
+      answeredAt: null,
+      status: null,
+      problemType: null,
+      phases: [],
+      lease: null,
+    };
+    this.changed();
+  }
+
+  get operationId(): string {
+    return this.lane.operationId;
+  }
+
+  /** The operation's id, once the switch has one (an idempotent request learns it late); the first wins. */
+  bind(operationId: string): void {
+    if (this.lane.operationId) return;
+    this.lane.operationId = operationId;
+    this.changed();
+  }
+
+  setStrategy(strategy: string): void {
+    this.lane.strategy = strategy;
+    this.changed();
+  }
+
+  start(name: PhaseName, detail: string | null = null, accounts?: string[]): EndPhase {
+    const phase: Phase = { name, startedAt: dbNow(), endedAt: null, outcome: null, detail, accounts };
+    this.lane.phases.push(phase);
+    this.changed();
+    return (outcome, newDetail) => {
+      if (phase.endedAt) return;
+      phase.endedAt = dbNow();
+      phase.outcome = outcome;
+      if (newDetail !== undefined) phase.detail = newDetail;
+      this.changed();
+    };
+  }
+
+  /** A moment rather than a stretch of time: a renewal, a failed release retried in the background. */
+  mark(name: PhaseName, outcome: PhaseOutcome, detail: string): void {
+    this.start(name, detail)(outcome);
+  }
+
+  /** The lease's own account of itself (withLease's events), as phases and the lease band. */
+  async leaseEvent(event: LeaseEvent): Promise<void> {
+    const acquire = this.openAcquire;
+    switch (event.kind) {
+      case "acquired": {
+        const expiresAt = event.lease.expiresAt.toISOString();
+        this.lane.lease = { acquiredAt: dbNow(), expiresAt, releasedAt: null, fence: String(event.lease.fence) };
+        acquire?.("won", `1 row: won, fence ${event.lease.fence}, expires at ${clockTime(expiresAt)}`);
+        return;
+      }
+      case "refused":
+        return this.refused(event.heldUntil, acquire ?? undefined);
+      case "renewed":
+      case "kept": {
+        const expiresAt = event.lease.expiresAt.toISOString();
+        if (this.lane.lease) this.lane.lease = { ...this.lane.lease, expiresAt };
+        if (event.kind === "kept") this.openRelease?.("kept", `kept until ${clockTime(expiresAt)}: ${event.reason}`);
+        else this.mark("renew", "renewed", `1 row: renewed, now expires at ${clockTime(expiresAt)}`);
+        return;
+      }
+      case "lost":
+        return this.mark("renew", "lost", `0 rows: the lease is no longer mine, stopped before ${event.beforeStep}`);
+      case "released":
+        if (this.lane.lease) this.lane.lease = { ...this.lane.lease, releasedAt: dbNow() };
+        if (this.openRelease) this.openRelease("released", "1 row: released");
+        else this.mark("release", "released", "1 row: released (background retry)");
+        return;
+      case "release-found-nothing": {
+        const detail = "0 rows: the lease had already expired and was taken or cleared; nothing released";
+        if (this.openRelease) this.openRelease("found-nothing", detail);
+        else this.mark("release", "found-nothing", `${detail} (background retry)`);
+        return;
+      }
+      case "keep-failed":
+        this.openRelease?.("failed", `keeping it failed (${errorText(event.error)}): left as it is, its TTL frees it`);
+        return;
+      case "release-failed": {
+        const detail = `attempt ${event.attempt} of ${event.attempts} failed: ${errorText(event.error)}`;
+        if (this.openRelease) this.openRelease("failed", detail);
+        else this.mark("release", "failed", detail);
+        this.openRelease = null;
+        return;
+      }
+    }
+  }
+
+  acquiring(): void {
+    this.openAcquire = this.start("acquire");
+  }
+
+  /** The body of the guarded section ended: the lease is released (or kept) next. */
+  releasing(): void {
+    this.openRelease = this.start("release");
+  }
+
+  /** A lease that expired unreleased was taken over: the acquisition says so. */
+  tookOver(leftovers: JournalEntry[]): void {
+    const taken = leftovers.filter((entry) => entry.endedWith === null);
+    const acquire = this.lane.phases.find((phase) => phase.name === "acquire");
+    if (taken.length === 0 || !acquire) return;
+    acquire.outcome = "took-over";
+    acquire.detail = `${acquire.detail}; took over the expired lease of operation ${taken
+      .map((entry) => shortId(entry.operationId))
+      .join(", ")}`;
+    this.changed();
+  }
+
+  /** The request's answer; whatever is still open ends with it. Waits until the lane is written. */
+  async answer(status: number, problemType: string | null): Promise<void> {
+    this.bind(randomUUID());
+    const answeredAt = dbNow();
+    for (const phase of this.lane.phases.filter((each) => each.endedAt === null)) {
+      phase.endedAt = answeredAt;
+      phase.outcome ??= "unfinished";
+    }
+    Object.assign(this.lane, { answeredAt, status, problemType });
+    this.changed();
+    await laneWriter.written(this);
+  }
+
+  private async refused(heldUntil: Date | null, acquire: EndPhase | undefined): Promise<void> {
+    const holder = await this.db
+      .selectFrom("switch_journal")
+      .select("operation_id")
+      .where("user_id", "=", this.lane.userId)
+      .orderBy("id", "desc")
+      .executeTakeFirst()
+      .catch(() => undefined);
+    const by = holder ? `operation ${shortId(holder.operation_id)}` : "another operation";
+    const until = heldUntil ? ` until ${clockTime(heldUntil.toISOString())}` : "";
+    acquire?.("refused", `0 rows: held by ${by}${until}`);
+    const message =
+      `Operation ${shortId(this.lane.operationId)} refused at ${clockTime(dbNow())}: ` +
+      `${by} holds the lease${until}.`;
+    await this.db
+      .insertInto("operation_events")
+      .values({ user_id: this.lane.userId, operation_id: this.lane.operationId, kind: "refused", message })
+      .execute()
+      .catch((error: unknown) => console.error("[timeline] could not record the refusal:", error));
+  }
+
+  /** A lane without an operation id yet is not written: its row needs one. */
+  private changed(): void {
+    if (!this.lane.operationId) return;
+    this.version++;
+    laneWriter.changed(this);
+  }
+
+  row(): LaneRow {
+    const lane = this.lane;
+    return {
+      operation_id: lane.operationId,
+      user_id: lane.userId,
+      instance: lane.instance,
+      strategy: lane.strategy,
+      to_identity_id: lane.toIdentityId,
+      requested_at: new Date(lane.requestedAt),
+      answered_at: lane.answeredAt ? new Date(lane.answeredAt) : null,
+      status: lane.status,
+      problem_type: lane.problemType,
+      lease: lane.lease ? JSON.stringify(lane.lease) : null,
+      phases: JSON.stringify(lane.phases),
+    };
+  }
+}
+
+/** A recorder for a new request, once the database's clock is known. */
+export async function startRecording(lane: {
+  userId: string;
+  toIdentityId: string | null;
+  strategy: string;
+  operationId?: string;
+}): Promise<OperationRecorder> {
+  const db = instrumentDb();
+  await databaseClock(db);
+  return new OperationRecorder(db, lane);
+}
+
+/** Records a request's answer: a result (200) or the problem it failed with. */
+export function answerOf(error: unknown): { status: number; problemType: string | null } {
+  // The same answer the route gives (lib/web/http.ts `respond`).
+  const problem = isDatabaseUnavailable(error) ? new DatabaseUnavailable() : error;
+  if (problem instanceof Problem) return { status: problem.status, problemType: problem.type };
+  return { status: 500, problemType: null };
+}

@@ -1,0 +1,98 @@
+/**
+ * The switch's collaborators, recorded: each provider call a phase, and the guard's run (acquisition,
+ * take-over, save, release, a crash) as phases of the operation's lane.
+ */
+import { WorkCrashed } from "../lease/testing";
+import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
+import type { Guard } from "../switch/guard";
+import type { PhaseName, PhaseOutcome } from "./lane";
+import { errorText, type OperationRecorder, type PhaseRecorder } from "./lane-recorder";
+
+/** A provider call's failure in the provider log's words: its status, or what happened instead. */
+function callOutcome(error: unknown): PhaseOutcome {
+  if (!(error instanceof ProviderCallError)) return "failed";
+  if (error.errorCode === "fenced_token") return "fenced";
+  if (error.kind === "deadline") return "timeout";
+  if (error.kind === "network") return "network-error";
+  return error.status === null ? "failed" : `${error.status}`;
+}
+
+async function timed<T>(
+  recorder: PhaseRecorder,
+  name: PhaseName,
+  detail: string,
+  accounts: string[],
+  success: PhaseOutcome,
+  work: () => Promise<T>,
+): Promise<T> {
+  const end = recorder.start(name, detail, accounts);
+  try {
+    const result = await work();
+    end(success);
+    return result;
+  } catch (error) {
+    end(callOutcome(error), `${detail}: ${errorText(error)}`);
+    throw error;
+  }
+}
+
+/** The provider client, each call a phase: `unlink`, `link`, and the reads of a recovery (`recover`). */
+export function recordingProvider(provider: IdentityProviderClient, recorder: PhaseRecorder): IdentityProviderClient {
+  return {
+    // A rename is not a switch: it has no lane of its own.
+    renameAccount: provider.renameAccount,
+    getAccount: (accountId, context) =>
+      timed(recorder, "recover", `read ${accountId}`, [accountId], "200", () =>
+        provider.getAccount(accountId, context),
+      ),
+    unlinkIdentity: (primaryId, identityId, context) =>
+      timed(recorder, "unlink", `unlink ${identityId} from ${primaryId}`, [primaryId, identityId], "200", () =>
+        provider.unlinkIdentity(primaryId, identityId, context),
+      ),
+    linkAccount: (primaryId, secondaryId, context) =>
+      timed(recorder, "link", `link ${secondaryId} under ${primaryId}`, [primaryId, secondaryId], "201", () =>
+        provider.linkAccount(primaryId, secondaryId, context),
+      ),
+  };
+}
+
+/**
+ * A guard whose run is recorded: the lane learns the operation's id, the save is a phase, and for the
+ * lease (`leased`) the acquisition, a take-over and the release are phases too. A crash (the lab's fault)
+ * is a `crashed` phase, and no release follows it: a dead process releases nothing.
+ */
+export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased: boolean): Guard {
+  return {
+    run: (request, body) => {
+      recorder.bind(request.operationId);
+      if (leased) recorder.acquiring();
+      return guard.run(request, async (section) => {
+        recorder.tookOver(section.leftovers);
+        let crashed = false;
+        try {
+          return await body({
+            ...section,
+            savePrimary: async (primaryIdentityId, options) => {
+              const end = recorder.start("save", `primary ${primaryIdentityId}`);
+              try {
+                await section.savePrimary(primaryIdentityId, options);
+                end("saved");
+              } catch (error) {
+                end("failed", errorText(error));
+                throw error;
+              }
+            },
+          });
+        } catch (error) {
+          if (error instanceof WorkCrashed) {
+            crashed = true;
+            recorder.mark("crashed", "crashed", error.message);
+          }
+          throw error;
+        } finally {
+          if (leased && !crashed) recorder.releasing();
+        }
+      });
+    },
+  };
+}
