@@ -91,53 +91,80 @@ function useWidth<T extends Element>(): [React.RefObject<T | null>, number] {
 }
 
 /**
+ * A recorded run instead of the live lab (the Learn view's replay): its lanes as they were at `at`, on
+ * the fixed span `from`–`to`, grouped and named in the run's words, with its numbered facts as markers.
+ */
+export interface TimelineReplay {
+  title: string;
+  lanes: Lane[];
+  calls: ProviderCall[];
+  at: number;
+  from: number;
+  to: number;
+  groupOf: (lane: Lane) => string;
+  nameOf: (lane: Lane) => string;
+  markers: { n: number; at: number; operationId: string; id: string; text: string }[];
+}
+
+/**
  * Every operation as a swimlane, time running left to right: its phases as bars, its lease as a band
  * from its acquisition to its release or expiry (whichever came first), collisions at the provider
  * outlined. Live from the stream; the clock only ticks while an operation is running (and not while
- * paused).
+ * paused). With `replay`, a recorded run instead, at the moment it names.
  */
 export function Timeline({
   selected,
   onSelect,
+  replay,
 }: {
   selected: string | null;
   onSelect: (operationId: string | null) => void;
+  replay?: TimelineReplay;
 }) {
-  const timeline = useQuery(timelineQuery());
+  const timeline = useQuery({ ...timelineQuery(), enabled: !replay });
   const users = useQuery(usersQuery());
-  const provider = useQuery(providerQuery());
+  const provider = useQuery({ ...providerQuery(), enabled: !replay });
   const [windowIndex, setWindowIndex] = useState(0);
   const [paused, setPaused] = useState(false);
   const [focused, setFocused] = useState<{ lane: Lane; phase: Phase } | null>(null);
   const [frozenAt, setFrozenAt] = useState(0);
   const [ref, width] = useWidth<HTMLDivElement>();
-  const lanes = timeline.data?.operations ?? [];
-  const running = lanes.some((lane) => lane.answeredAt === null);
+  const lanes = replay?.lanes ?? timeline.data?.operations ?? [];
+  const running = !replay && lanes.some((lane) => lane.answeredAt === null);
   const browserNow = useNow(running && !paused, 100);
-  const now = (paused ? frozenAt : browserNow) + (timeline.data?.clockOffsetMs ?? 0);
+  const now = replay ? replay.at : (paused ? frozenAt : browserNow) + (timeline.data?.clockOffsetMs ?? 0);
 
   const windowMs = windows[windowIndex]!.ms;
   const latest = Math.max(0, ...lanes.map((lane) => ms(lane.requestedAt)));
   const shown = lanes.filter((lane) =>
-    windowMs === null
-      ? ms(lane.requestedAt) >= latest - fitSpanMs
-      : ms(lane.answeredAt ?? new Date(now).toISOString()) >= now - windowMs,
+    replay
+      ? true
+      : windowMs === null
+        ? ms(lane.requestedAt) >= latest - fitSpanMs
+        : ms(lane.answeredAt ?? new Date(now).toISOString()) >= now - windowMs,
   );
   const ends = shown.flatMap((lane) => [
     lane.answeredAt ? ms(lane.answeredAt) : now,
     ...(lane.lease ? [leaseEnd(lane.lease)] : []),
   ]);
-  const from = windowMs === null ? Math.min(...shown.map((lane) => ms(lane.requestedAt))) : now - windowMs;
-  const to = windowMs === null ? Math.max(...ends) : now;
+  const from = replay
+    ? replay.from
+    : windowMs === null
+      ? Math.min(...shown.map((lane) => ms(lane.requestedAt)))
+      : now - windowMs;
+  const to = replay ? replay.to : windowMs === null ? Math.max(...ends) : now;
   const span = Math.max(1, to - from);
   const pad = windowMs === null ? span * 0.03 : 0;
   const x = (at: number) => ((at - from + pad) / (span + 2 * pad)) * width;
 
   const byUser = new Map<string, Lane[]>();
-  for (const lane of shown) byUser.set(lane.userId, [...(byUser.get(lane.userId) ?? []), lane]);
-  const userName = (userId: string) => users.data?.users.find((user) => user.id === userId)?.displayName ?? userId;
+  const groupOf = replay?.groupOf ?? ((lane: Lane) => lane.userId);
+  for (const lane of shown) byUser.set(groupOf(lane), [...(byUser.get(groupOf(lane)) ?? []), lane]);
+  const userName = (userId: string) =>
+    replay ? userId : (users.data?.users.find((user) => user.id === userId)?.displayName ?? userId);
   const collided = collisions(shown, now);
-  const late = appliedLate(provider.data?.calls ?? []);
+  const late = appliedLate(replay?.calls ?? provider.data?.calls ?? []);
+  const laneTop = new Map<string, number>();
 
   let y = axisHeight;
   const rows: React.ReactNode[] = [];
@@ -149,6 +176,7 @@ export function Timeline({
     );
     y += groupHeight;
     for (const lane of userLanes) {
+      laneTop.set(lane.operationId, y);
       rows.push(
         <LaneRow
           key={lane.operationId}
@@ -160,6 +188,7 @@ export function Timeline({
           selected={selected === lane.operationId}
           collided={collided}
           late={late}
+          name={replay?.nameOf(lane)}
           onSelect={() => onSelect(selected === lane.operationId ? null : lane.operationId)}
           onFocusPhase={(phase) => setFocused({ lane, phase })}
         />,
@@ -172,8 +201,8 @@ export function Timeline({
   return (
     <section className="card timeline" aria-labelledby="timeline-heading">
       <div className="timeline-head">
-        <h2 id="timeline-heading">Timeline: every operation, as it happens</h2>
-        <div className="timeline-controls">
+        <h2 id="timeline-heading">{replay?.title ?? "Timeline: every operation, as it happens"}</h2>
+        <div className="timeline-controls" hidden={Boolean(replay)}>
           <label>
             <span className="visually-hidden">Time window</span>
             <select value={windowIndex} onChange={(event) => setWindowIndex(Number(event.target.value))}>
@@ -199,7 +228,11 @@ export function Timeline({
       </div>
       <div ref={ref} className="timeline-plot">
         {shown.length === 0 ? (
-          <p className="explanation">No operations yet. Click Make primary (twice, quickly) to see them collide.</p>
+          <p className="explanation">
+            {replay
+              ? "No operation had started yet at this moment."
+              : "No operations yet. Click Make primary (twice, quickly) to see them collide."}
+          </p>
         ) : (
           <svg width={width} height={y + 4} role="group" aria-label="Operations over time, one lane each">
             {ticks.map((tick) => (
@@ -211,6 +244,26 @@ export function Timeline({
               </g>
             ))}
             {rows}
+            {replay?.markers
+              .filter((marker) => marker.at <= now && laneTop.has(marker.operationId))
+              .map((marker) => (
+                <g
+                  key={marker.n}
+                  id={marker.id}
+                  className="tl-marker"
+                  role="img"
+                  aria-label={`${marker.n}: ${marker.text}`}
+                >
+                  <circle cx={x(marker.at)} cy={laneTop.get(marker.operationId)! + barTop + barHeight / 2} r={9} />
+                  <text
+                    x={x(marker.at)}
+                    y={laneTop.get(marker.operationId)! + barTop + barHeight / 2 + 4}
+                    textAnchor="middle"
+                  >
+                    {marker.n}
+                  </text>
+                </g>
+              ))}
           </svg>
         )}
       </div>
@@ -239,6 +292,7 @@ function LaneRow({
   selected,
   collided,
   late,
+  name,
   onSelect,
   onFocusPhase,
 }: {
@@ -250,6 +304,7 @@ function LaneRow({
   selected: boolean;
   collided: Map<Phase, string>;
   late: Set<string>;
+  name?: string;
   onSelect: () => void;
   onFocusPhase: (phase: Phase) => void;
 }) {
@@ -262,7 +317,7 @@ function LaneRow({
   // A lease kept past the answer, for a call whose outcome is unknown: drawn to its expiry, saying why.
   const kept = lane.phases.find((phase) => phase.name === "release" && phase.outcome === "kept");
   const label =
-    `${lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ` +
+    `${name ?? lane.operationId.slice(0, 8)} → ${lane.toIdentityId ?? "settle leftovers"} · ${lane.strategy} · ` +
     `${answerWords(lane)}${kept ? ` · lease ${kept.detail ?? "kept"}` : ""} · instance ${lane.instance}`;
   return (
     <g data-operation-id={lane.operationId} className={selected ? "tl-lane selected" : "tl-lane"} onClick={onSelect}>

@@ -8,6 +8,7 @@ import * as journalInFlight from "./migrations/0006_journal_in_flight";
 import * as timeline from "./migrations/0007_timeline";
 import * as idpCallFunctions from "./migrations/0008_idp_call_functions";
 import * as idempotencyExpiry from "./migrations/0010_idempotency_expiry";
+import * as experimentRuns from "./migrations/0012_experiment_runs";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   "0007_timeline": timeline,
   "0008_idp_call_functions": idpCallFunctions,
   "0010_idempotency_expiry": idempotencyExpiry,
+  "0012_experiment_runs": experimentRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
