@@ -69,7 +69,10 @@ export function ExperimentCardView({ card }: { card: ExperimentCard }) {
           {run.isPending ? "Running…" : last?.verdict === "unexpected" ? "Run again" : "Run"}
         </button>
         {run.isPending && (
-          <progress aria-label={`${card.title}: running`} aria-valuetext={`running for ${elapsed} s`} />
+          <>
+            <progress aria-label={`${card.title}: running`} />
+            <span className="hint">{elapsed} s</span>
+          </>
         )}
       </div>
       <p
@@ -78,7 +81,7 @@ export function ExperimentCardView({ card }: { card: ExperimentCard }) {
         className={last && !run.isPending ? `verdict ${last.verdict === "as-expected" ? "ok" : "bad"}` : "hint"}
       >
         {run.isPending
-          ? `Running, ${elapsed} s so far; the lab is put back as it was when the run ends.`
+          ? "Running; the lab is put back as it was when the run ends."
           : last
             ? `Verdict: ${verdictWords}`
             : ""}

@@ -139,9 +139,9 @@ export function RunReplay({ run, title }: { run: RunRecord; title: string }) {
             }}
           />
         </label>
-        <output aria-live="off" className="replay-at">
+        <span className="replay-at">
           {seconds(at, from)} of {seconds(to, from)}
-        </output>
+        </span>
       </div>
       <dl className="replay-state" aria-label="The lab at this moment">
         <dt>Lease row</dt>
