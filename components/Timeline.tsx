@@ -202,29 +202,32 @@ export function Timeline({
     <section className="card timeline" aria-labelledby="timeline-heading">
       <div className="timeline-head">
         <h2 id="timeline-heading">{replay?.title ?? "Timeline: every operation, as it happens"}</h2>
-        <div className="timeline-controls" hidden={Boolean(replay)}>
-          <label>
-            <span className="visually-hidden">Time window</span>
-            <select value={windowIndex} onChange={(event) => setWindowIndex(Number(event.target.value))}>
-              {windows.map((option, index) => (
-                <option key={option.label} value={index}>
-                  {option.label}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button
-            type="button"
-            className="quiet"
-            aria-pressed={paused}
-            onClick={() => {
-              setFrozenAt(Date.now());
-              setPaused(!paused);
-            }}
-          >
-            {paused ? "Resume" : "Pause"}
-          </button>
-        </div>
+        {/* A replay has its own controls: the live window and pause do not apply to it. */}
+        {!replay && (
+          <div className="timeline-controls">
+            <label>
+              <span className="visually-hidden">Time window</span>
+              <select value={windowIndex} onChange={(event) => setWindowIndex(Number(event.target.value))}>
+                {windows.map((option, index) => (
+                  <option key={option.label} value={index}>
+                    {option.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button
+              type="button"
+              className="quiet"
+              aria-pressed={paused}
+              onClick={() => {
+                setFrozenAt(Date.now());
+                setPaused(!paused);
+              }}
+            >
+              {paused ? "Resume" : "Pause"}
+            </button>
+          </div>
+        )}
       </div>
       <div ref={ref} className="timeline-plot">
         {shown.length === 0 ? (

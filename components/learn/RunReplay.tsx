@@ -29,7 +29,7 @@ export function RunReplay({ run, title }: { run: RunRecord; title: string }) {
   const labels = useMemo(() => laneLabels(run.history), [run]);
   const [at, setAt] = useState(to);
   const [playing, setPlaying] = useState(false);
-  const [speed, setSpeed] = useState(1);
+  const [speed, setSpeed] = useState(0);
   const frame = useRef<number | null>(null);
 
   useEffect(() => {
