@@ -9,6 +9,7 @@ import * as timeline from "./migrations/0007_timeline";
 import * as idpCallFunctions from "./migrations/0008_idp_call_functions";
 import * as idempotencyExpiry from "./migrations/0010_idempotency_expiry";
 import * as fenceHolder from "./migrations/0011_fence_holder";
+import * as experimentRuns from "./migrations/0012_experiment_runs";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   "0008_idp_call_functions": idpCallFunctions,
   "0010_idempotency_expiry": idempotencyExpiry,
   "0011_fence_holder": fenceHolder,
+  "0012_experiment_runs": experimentRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -109,6 +109,17 @@ export interface OperationLanesTable {
   phases: ColumnType<unknown, string, string>;
 }
 
+/** A saved experiment run (lib/lab/experiments/runs.ts): its whole record as the API answers it. */
+export interface ExperimentRunsTable {
+  id: string;
+  experiment_id: string;
+  started_at: Date;
+  ended_at: Date;
+  imported: ColumnType<boolean, boolean | undefined, never>;
+  record: ColumnType<unknown, string, never>;
+  created_at: ColumnType<Date, never, never>;
+}
+
 export interface Database {
   users: UsersTable;
   identities: IdentitiesTable;
@@ -119,4 +130,5 @@ export interface Database {
   app_secret: AppSecretTable;
   sessions: SessionsTable;
   operation_lanes: OperationLanesTable;
+  experiment_runs: ExperimentRunsTable;
 }

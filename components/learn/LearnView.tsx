@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { api } from "../api";
 import { ExperimentCardView } from "./ExperimentCardView";
+import { ImportRun } from "./ImportRun";
 import type { ListedExperiment } from "./types";
 
 /** The Learn view: the article's questions and failure modes, each an experiment run in one click. */
@@ -23,6 +24,7 @@ export function LearnView() {
           </p>
         </div>
       </header>
+      <ImportRun />
       {cards.isPending && <p>Loading…</p>}
       {cards.error && <p role="alert">The experiments could not be loaded: {cards.error.message}</p>}
       <div className="experiments">

@@ -257,7 +257,7 @@ const redisGuard = (ttlMs: number, hooks: SwitchFaultHooks, recorder?: PhaseReco
       const releasing = recorder?.start("release", "the token-checked script");
       const released = await releaseRedisLock(key, acquisition.token).catch(() => false);
       releasing?.(
-        released ? "released" : "found nothing",
+        released ? "released" : "found-nothing",
         released ? null : "the key had expired or was another holder's",
       );
     }

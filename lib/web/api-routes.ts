@@ -16,6 +16,8 @@ export const apiRouteMethods: Readonly<Record<string, readonly string[]>> = {
   "/api/lab/reconcile": ["POST"],
   "/api/lab/relay/[peer]/users/[userId]/primary": ["POST"],
   "/api/lab/reset": ["POST"],
+  "/api/lab/runs": ["POST"],
+  "/api/lab/runs/[runId]": ["GET"],
   "/api/lab/stream": ["GET"],
   "/api/lab/support/users/[userId]/primary": ["POST"],
   "/api/lab/timeline": ["GET"],

@@ -2,6 +2,10 @@
  * The toolkit an experiment runs with, inside the app's process: settings, switches, renames and the
  * support path called as the routes call them (each with an operation id known in advance, so the run's
  * operations can be shown), the audit, the provider's log and the lease row, and a clock from the start.
+ *
+ * It also records the run for replay (`recording()`): each variant (from one `fresh()` to the next) with
+ * its lanes, read before the next reset wipes them; each request as an invocation and its completion;
+ * and what the provider, the user row and the lease were after each answer (read on the lab's own pool).
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as pause } from "node:timers/promises";
@@ -19,6 +23,8 @@ import { rename } from "../rename";
 import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";
 import { supportSetPrimary } from "../support";
+import { runRecorder, variantLabel } from "./run-recorder";
+import type { HistoryOp } from "./runs";
 
 /** The demo user every experiment works on, and her identities (the first is her primary at the seed). */
 export const ada = {
@@ -53,19 +59,22 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
   const operationIds: string[] = [];
   const startedAt = performance.now();
   const sinceStart = () => Math.round(performance.now() - startedAt);
+  const recorder = runRecorder(ada.userId, [ada.google, ada.github, ada.email, ada.apple]);
 
-  async function attempt(label: string, run: (operationId: string) => Promise<unknown>): Promise<Attempt> {
+  async function attempt(
+    label: string,
+    f: HistoryOp["f"],
+    value: Record<string, unknown>,
+    run: (operationId: string) => Promise<unknown>,
+  ): Promise<Attempt> {
     const operationId = randomUUID();
     operationIds.push(operationId);
+    const process = recorder.invoke(operationId, label, f, value);
     const startedMs = sinceStart();
-    const answered = (status: number, problemType: string | null): Attempt => ({
-      label,
-      operationId,
-      status,
-      problemType,
-      startedMs,
-      endedMs: sinceStart(),
-    });
+    const answered = (status: number, problemType: string | null): Attempt => {
+      recorder.complete(process, operationId, label, f, status, problemType);
+      return { label, operationId, status, problemType, startedMs, endedMs: sinceStart() };
+    };
     try {
       await run(operationId);
       return answered(200, null);
@@ -83,27 +92,42 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
     operationIds,
     sinceStart,
     configure: (patch: unknown) => changeLabSettings(db, patch),
-    /** Back to the seed, then `patch` applied: each variant of a run starts from the same place. */
-    async fresh(patch: unknown) {
+    /**
+     * Back to the seed, then `patch` applied: each variant of a run starts from the same place. `label`
+     * names the variant on the picture (by default, its strategy and TTL).
+     */
+    async fresh(patch: unknown, label?: string) {
+      await recorder.closeVariant();
       await resetLab(db);
-      return changeLabSettings(db, patch);
+      const settings = await changeLabSettings(db, patch);
+      await recorder.openVariant(label ?? variantLabel(settings));
+      return settings;
     },
+    /** The run as recorded so far, its last variant closed: for the saved run. */
+    recording: () => recorder.finish(),
     /** Resolves when `ms` have passed since the run started. */
     at: (ms: number) => pause(Math.max(0, ms - sinceStart())),
     /** A switch of ada's primary as the route runs it (the settings choose the guard), or under `guard`. */
     switchTo: (identityId: string, label: string, guard?: Guard) =>
-      attempt(label, (operationId) => {
+      attempt(label, "switch", { identityId }, (operationId) => {
         const request = { userId: ada.userId, identityId, operationId };
         return guard ? promoteToPrimary(db, provider, guard, request) : promote(db, provider, request);
       }),
     /** `PATCH /api/users/ada` as the route runs it. */
     rename: (displayName: string, label: string) =>
-      attempt(label, (operationId) => rename(db, provider, { userId: ada.userId, displayName, operationId })),
+      attempt(label, "rename", { displayName }, (operationId) =>
+        rename(db, provider, { userId: ada.userId, displayName, operationId }),
+      ),
     /** The support tool's path, without any lock. */
     support: (identityId: string, label: string) =>
-      attempt(label, (operationId) => supportSetPrimary(db, provider, { userId: ada.userId, identityId, operationId })),
+      attempt(label, "support-switch", { identityId }, (operationId) =>
+        supportSetPrimary(db, provider, { userId: ada.userId, identityId, operationId }),
+      ),
     /** Records an operation run elsewhere (e.g. on another app instance), so the run shows it. */
-    note: (operationId: string) => void operationIds.push(operationId),
+    note: (operationId: string) => {
+      operationIds.push(operationId);
+      recorder.note(operationId);
+    },
     audit: async (): Promise<UserAudit> =>
       (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
     calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,

@@ -1,8 +1,10 @@
 /**
  * Runs one experiment at a time, across every app instance: the run holds a session-level advisory lock
- * on a connection of its own (not the app's pool, whose use some experiments measure). It starts from the
- * seed and leaves the lab as the run ended, so the timeline, the audit and the provider show it.
+ * on a connection of its own (not the app's pool, whose use some experiments measure). It runs in a
+ * sandbox: the lab's state and settings are saved first and put back when it ends, so the main page goes
+ * on as it was. What it showed is kept instead as a saved run (`runId`), to reopen and replay.
  */
+import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import pg from "pg";
 import type { Database } from "../../../db/schema";
@@ -12,9 +14,13 @@ import { missingParts, PartsNotRunning } from "../parts";
 import type { IdentityProviderClient } from "../../provider/client";
 import { labFor } from "./lab";
 import { experiments } from "./registry";
+import { runMarkers } from "./run-facts";
+import { saveRun } from "./runs";
+import { restoreLabState, saveLabState } from "./sandbox";
 
 export interface ExperimentRun {
   id: string;
+  runId: string;
   startedAt: string;
   endedAt: string;
   operationIds: string[];
@@ -48,18 +54,38 @@ export async function runExperiment(
       [runLockKey],
     );
     if (!rows[0]?.locked) throw new ExperimentRunning();
+    const before = await saveLabState(db);
     const startedAt = new Date();
     const lab = labFor(db, provider);
-    const finding = await experiment.run(lab);
-    return {
-      id,
-      startedAt: startedAt.toISOString(),
-      endedAt: new Date().toISOString(),
-      operationIds: lab.operationIds,
-      observed: finding.observed,
-      verdict: finding.asExpected ? "as-expected" : "unexpected",
-      explanation: finding.explanation,
-    };
+    try {
+      const finding = await experiment.run(lab);
+      const recorded = await lab.recording();
+      const run: ExperimentRun = {
+        id,
+        runId: randomUUID(),
+        startedAt: startedAt.toISOString(),
+        endedAt: new Date().toISOString(),
+        operationIds: lab.operationIds,
+        observed: finding.observed,
+        verdict: finding.asExpected ? "as-expected" : "unexpected",
+        explanation: finding.explanation,
+      };
+      await saveRun(db, {
+        id: run.runId,
+        experimentId: id,
+        startedAt: run.startedAt,
+        endedAt: run.endedAt,
+        verdict: run.verdict,
+        explanation: run.explanation,
+        steps: runMarkers(recorded.variants, recorded.lanes, recorded.snapshots, recorded.history),
+        ...recorded,
+        observed: run.observed,
+        imported: false,
+      });
+      return run;
+    } finally {
+      await restoreLabState(db, before);
+    }
   } finally {
     await lockHolder.end().catch(() => undefined); // ending the session releases its lock
   }

@@ -1,0 +1,72 @@
+/**
+ * An experiment's sandbox: the lab's whole state (the app's rows, the simulated provider's rows, the
+ * settings) read before the run and put back after it, so that the main page carries on exactly where
+ * it was, with neither the run's settings nor the damage it did on purpose.
+ */
+import { setTimeout as pause } from "node:timers/promises";
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../../../db/schema";
+import { lockForReset } from "../../../db/seed";
+import { applyAnnounced } from "../settings";
+import { getLabSettings, publishLabSettings } from "../settings-store";
+import { announceReset } from "../stream";
+
+/** Every table a run can change, parents before children (restored in this order, emptied in reverse). */
+const tables = [
+  "users",
+  "identities",
+  "lab_settings",
+  "switch_journal",
+  "operation_events",
+  "idempotency_records",
+  "operation_lanes",
+  "idp.accounts",
+  "idp.identities",
+  "idp.calls",
+  "idp.fences",
+  "idp.random_state",
+] as const;
+
+export interface LabState {
+  rows: Record<(typeof tables)[number], unknown[]>;
+  settings: Awaited<ReturnType<typeof getLabSettings>>;
+}
+
+export async function saveLabState(db: Kysely<Database>): Promise<LabState> {
+  return db.transaction().execute(async (trx) => {
+    // One snapshot of every table: a reset on another instance cannot be half in it.
+    await sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`.execute(trx);
+    const rows = {} as LabState["rows"];
+    for (const table of tables) {
+      const { rows: found } = await sql<{ rows: unknown[] }>`
+        SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]') AS rows FROM ${sql.table(table)} t`.execute(trx);
+      rows[table] = found[0]!.rows;
+    }
+    return { rows, settings: await getLabSettings(trx) };
+  });
+}
+
+/** Provider calls of the run may land until their journal's bound; the state goes back once none can. */
+const longestWaitForLateCallsMs = 15_000;
+
+export async function restoreLabState(db: Kysely<Database>, state: LabState): Promise<void> {
+  const { rows } = await sql<{ wait_ms: number | null }>`
+    SELECT extract(epoch FROM max(in_flight_until) - clock_timestamp()) * 1000 AS wait_ms
+      FROM switch_journal WHERE in_flight_until IS NOT NULL`.execute(db);
+  const waitMs = Number(rows[0]?.wait_ms ?? 0);
+  if (waitMs > 0) await pause(Math.min(waitMs, longestWaitForLateCallsMs));
+  await db.transaction().execute(async (trx) => {
+    await lockForReset(trx);
+    for (const table of [...tables].reverse()) await sql`DELETE FROM ${sql.table(table)}`.execute(trx);
+    for (const table of tables) {
+      if (state.rows[table].length === 0) continue;
+      await sql`
+        INSERT INTO ${sql.table(table)}
+        SELECT * FROM jsonb_populate_recordset(NULL::${sql.table(table)}, ${JSON.stringify(state.rows[table])}::jsonb)`.execute(
+        trx,
+      );
+    }
+  });
+  await applyAnnounced(await publishLabSettings(db, state.settings));
+  await announceReset(db);
+}
