@@ -1,11 +1,14 @@
 /**
- * `npm run dev` / `npm start`: finds or starts the database (a process of its own, which outlives this
- * one), migrates and seeds it, then runs Next.js with DATABASE_URL pointing at it.
+ * `npm run dev` / `npm start`: finds or starts the database and the simulated provider (each a process of
+ * its own, which outlives this one), migrates and seeds the database, then runs Next.js with DATABASE_URL
+ * and IDP_BASE_URL pointing at them.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { prepareDatabase } from "../db/prepare";
+import { config } from "../lib/core/config";
+import { ensureProvider } from "../lib/provider-sim/process-control";
 
 const [mode = "dev", ...args] = process.argv.slice(2);
 if (mode !== "dev" && mode !== "start") throw new Error(`usage: launch dev|start [--instances N] [next options]`);
@@ -22,6 +25,12 @@ const otherArgs = portAt === -1 ? nextArgs : nextArgs.filter((_, index) => index
 
 const databaseUrl = await prepareDatabase(process.env.LAB_DATABASE ?? "leaselab");
 console.log(`[launch] database ready: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}`);
+// Every instance talks to the one provider (unless IDP_BASE_URL names one, or SIMULATE_PROVIDER=false a real one).
+const providerUrl =
+  config.simulateProvider && !process.env.IDP_BASE_URL
+    ? await ensureProvider(databaseUrl, config.providerPort)
+    : config.identityProviderBaseUrl;
+console.log(`[launch] provider: ${providerUrl}`);
 
 const urls = Array.from({ length: instances }, (_, index) => `http://localhost:${basePort + index}`);
 const children = urls.map((url, index) => {
@@ -39,6 +48,7 @@ const children = urls.map((url, index) => {
         ...process.env,
         ...distDir,
         DATABASE_URL: databaseUrl,
+        IDP_BASE_URL: providerUrl,
         LAB_INSTANCE: String(index + 1),
         LAB_PEER_URLS: urls.filter((other) => other !== url).join(","),
       },
