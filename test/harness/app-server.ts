@@ -29,19 +29,17 @@ export async function startApp(options: {
 }): Promise<RunningApp> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID")))
     throw new Error("no production build: run `npm run build` first");
+  // The simulated provider of this database, unless the app is told of another (or of a real one).
+  const provider =
+    options.env?.SIMULATE_PROVIDER === "false" || options.env?.IDP_BASE_URL
+      ? {}
+      : { IDP_BASE_URL: await providerFor(options.databaseUrl) };
   const child = spawn(
     process.execPath,
     [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(options.port)],
     {
       cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: options.databaseUrl,
-        ...(options.env?.SIMULATE_PROVIDER === "false" || options.env?.IDP_BASE_URL
-          ? {}
-          : { IDP_BASE_URL: await providerFor(options.databaseUrl) }),
-        ...options.env,
-      },
+      env: { ...process.env, DATABASE_URL: options.databaseUrl, ...provider, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
