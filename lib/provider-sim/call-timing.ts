@@ -5,17 +5,20 @@
  * its routing, the settings, the draw, the change, the log write) counts inside the latency rather than on
  * top of it.
  *
- * The app and the provider are two processes on one machine, so the stamp is on the clock both share, the
- * epoch (each process's monotonic clock from its own time origin). The way back cannot be measured by the
- * provider, which never hears when its answer arrives; it takes the way there instead: over loopback both are
- * one write and one read, and the least recent way there leaves out the waits of a busy provider.
+ * The app and the provider are two processes on one machine, so the stamp is on the clock both share: the
+ * machine's monotonic clock (`process.hrtime`; `performance.now()` counts from each process's own start). The
+ * way back cannot be measured by the provider, which never hears when its answer arrives; it takes the way
+ * there instead, as the provider's server first sees the call: over loopback both are one write and one
+ * read, and the least recent way there leaves out the waits of a busy provider.
  */
 
-/** Request header: when the app's fetch sent the call (ms since the epoch, fractional). */
+/** Request header: when the app's fetch sent the call (`machineNow()`). */
 export const sentAtHeader = "X-Lab-Sent-At";
+/** Request header the provider's server sets: when the call reached it (`machineNow()`). */
+export const arrivedAtHeader = "X-Lab-Arrived-At";
 
-/** Now on the clock the app's stamps use. */
-export const epochNow = (): number => performance.timeOrigin + performance.now();
+/** Now on the machine's monotonic clock, in ms: the same in every process of the machine. */
+export const machineNow = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 /** The last few samples of a time, for a low or a high estimate of its next one. */
 export class RecentTimes {
@@ -46,7 +49,7 @@ export class RecentTimes {
 /** The app's fetch to the simulated provider: each call stamped with when it was sent. */
 export const fetchStampingSentAt: typeof fetch = (input, init) => {
   const headers = new Headers(init?.headers);
-  headers.set(sentAtHeader, String(epochNow()));
+  headers.set(sentAtHeader, String(machineNow()));
   return fetch(input, { ...init, headers });
 };
 
@@ -55,10 +58,11 @@ export class CallTransit {
   private readonly wayThere = new RecentTimes();
 
   /**
-   * When the caller sent `request`, noted as it arrives `arrivedAt`: its stamp, or its arrival for a call
-   * without one (or with a stamp from a clock ahead of this one).
+   * When the caller sent `request`: its stamp, or its arrival for a call without one (or with a stamp from a
+   * clock ahead of this one).
    */
-  sentAt(request: Request, arrivedAt: number): number {
+  sentAt(request: Request): number {
+    const arrivedAt = Number(request.headers.get(arrivedAtHeader)) || machineNow();
     const stamp = Number(request.headers.get(sentAtHeader));
     if (!(stamp > 0 && stamp <= arrivedAt)) return arrivedAt;
     this.wayThere.note(arrivedAt - stamp);

@@ -15,7 +15,7 @@ import {
   type ProviderEndpoint,
   type ScriptedOutcome,
 } from "../lab/settings-schema";
-import { CallTransit, epochNow, RecentTimes } from "./call-timing";
+import { CallTransit, machineNow, RecentTimes } from "./call-timing";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
 import type { ProviderHealth } from "./process-control";
 import type { IdpDatabase } from "./schema";
@@ -74,7 +74,7 @@ export function simulatedProviderHandlers(
       request: Request;
       params: Record<string, string | readonly string[] | undefined>;
     }) => {
-      const sentAt = transit.sentAt(request, epochNow());
+      const sentAt = transit.sentAt(request);
       const settings = await chaosSource.settings();
       // A rename (profile update) has no per-endpoint overrides or script: the lab's global latency and failures.
       const chaos: Chaos = name === "rename" ? settings.provider : effectiveChaos(settings, name);
@@ -92,11 +92,11 @@ export function simulatedProviderHandlers(
       // The provider's hard limit: a request it could not apply in time is dropped, answered at the limit.
       const dropped = (outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs;
       const answerAt = sentAt + (dropped ? applyLimitMs : latencyMs) - transit.wayBackMs();
-      const waitMs = Math.max(0, answerAt - epochNow() - recentWorkMs[name].high());
-      const waitEnds = epochNow() + waitMs;
+      const waitMs = Math.max(0, answerAt - machineNow() - recentWorkMs[name].high());
+      const waitEnds = machineNow() + waitMs;
       const played = await play(dropped ? "dropped" : outcome, waitMs, chaos.retryAfterSeconds, request.signal, apply);
       // As the caller will see it: answered at `answerAt` at the earliest, and the answer's way back.
-      const durationMs = Math.max(epochNow(), answerAt) + transit.wayBackMs() - sentAt;
+      const durationMs = Math.max(machineNow(), answerAt) + transit.wayBackMs() - sentAt;
       await db
         .insertInto("idp.calls")
         .values({
@@ -108,7 +108,7 @@ export function simulatedProviderHandlers(
           duration_ms: Math.round(durationMs),
         })
         .execute();
-      if (outcome === "ok" && !dropped) recentWorkMs[name].note(epochNow() - waitEnds);
+      if (outcome === "ok" && !dropped) recentWorkMs[name].note(machineNow() - waitEnds);
       await delayUntil(answerAt);
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
@@ -264,11 +264,11 @@ async function play(
 const timerLateness = new RecentTimes();
 
 async function delayUntil(moment: number): Promise<void> {
-  const waitMs = moment - epochNow() - timerLateness.least();
+  const waitMs = moment - machineNow() - timerLateness.least();
   if (waitMs <= 0) return;
-  const waitStarted = epochNow();
+  const waitStarted = machineNow();
   await delay(waitMs);
-  timerLateness.note(epochNow() - waitStarted - waitMs);
+  timerLateness.note(machineNow() - waitStarted - waitMs);
 }
 
 async function applied(perform: () => Promise<Answer>): Promise<Answer> {

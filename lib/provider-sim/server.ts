@@ -12,6 +12,7 @@ import type { Database } from "../../db/schema";
 import { seedProviderAccounts } from "../../db/seed-data";
 import type { ProviderEndpoint } from "../lab/settings-schema";
 import { getLabSettings, takeScriptedOutcome } from "../lab/settings-store";
+import { arrivedAtHeader, machineNow } from "./call-timing";
 import { simulatedProviderHandlers } from "./handlers";
 import { databaseOf, providerService } from "./process-control";
 import type { IdpDatabase } from "./schema";
@@ -68,6 +69,7 @@ export async function startProviderServer(databaseUrl: string, port: number): Pr
 type Handlers = ReturnType<typeof simulatedProviderHandlers>;
 
 async function answer(handlers: Handlers, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+  const arrivedAt = machineNow();
   // The caller leaving (its abort, or its process dying) closes the connection: the handlers hear it as
   // their request's signal, as they would a real caller's.
   const callerLeft = new AbortController();
@@ -77,11 +79,13 @@ async function answer(handlers: Handlers, incoming: IncomingMessage, outgoing: S
   const chunks: Buffer[] = [];
   for await (const chunk of incoming) chunks.push(chunk as Buffer);
   const method = incoming.method ?? "GET";
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  headers.set(arrivedAtHeader, String(arrivedAt));
   const request = new Request(`${routedOrigin}${incoming.url ?? "/"}`, {
     method,
-    headers: Object.entries(incoming.headers).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value] as [string, string]],
-    ),
+    headers,
     body: method === "GET" || method === "HEAD" || chunks.length === 0 ? undefined : Buffer.concat(chunks),
     signal: callerLeft.signal,
   });
