@@ -48,14 +48,15 @@ export async function startProviderServer(databaseUrl: string, port: number): Pr
   // Longer than any client keeps an idle connection, so the client is always the one to close it (a server
   // closing a kept-alive connection as the client reuses it would fail that call for no lab reason).
   server.keepAliveTimeout = 65_000;
+  // Seeded before it answers. Without its database the provider still answers; its accounts are seeded by
+  // the next lab reset.
+  await seedIfEmpty(db, seedProviderAccounts()).catch((error: unknown) =>
+    console.error("[provider] could not seed its accounts:", error instanceof Error ? error.message : error),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, "127.0.0.1", resolve);
   });
-  // Without its database the provider still answers; its accounts are seeded by the next lab reset.
-  await seedIfEmpty(db, seedProviderAccounts()).catch((error: unknown) =>
-    console.error("[provider] could not seed its accounts:", error instanceof Error ? error.message : error),
-  );
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
