@@ -12,6 +12,8 @@
  * read, and the least recent way there leaves out the waits of a busy provider.
  */
 
+import { plainFetch } from "../core/plain-fetch";
+
 /** Request header: when the app's fetch sent the call (`machineNow()`). */
 export const sentAtHeader = "X-Lab-Sent-At";
 /** Request header the provider's server sets: when the call reached it (`machineNow()`). */
@@ -50,7 +52,7 @@ export class RecentTimes {
 export const fetchStampingSentAt: typeof fetch = (input, init) => {
   const headers = new Headers(init?.headers);
   headers.set(sentAtHeader, String(machineNow()));
-  return fetch(input, { ...init, headers });
+  return plainFetch(input, { ...init, headers });
 };
 
 /** In the provider: when calls arrive after they were sent, for the estimate of an answer's way back. */
