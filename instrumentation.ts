@@ -1,18 +1,12 @@
 export async function register(): Promise<void> {
-  // MSW's interception and the pg pool are Node-only; the edge runtime never calls the provider.
+  // The pg pool is Node-only; the edge runtime never calls the provider. (The simulated provider is a process
+  // of its own: scripts/launch.ts and the tests start it.)
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   // First: it refuses methods the API does not take, which Next.js would answer without Allow or with a
   // 500, and bodies that say they are too large, before Next.js reads anything.
   const { installRequestGuard } = await import("./lib/web/request-guard");
   installRequestGuard();
   const { config } = await import("./lib/core/config");
-  if (config.simulateProvider) {
-    const { startSimulatedProvider } = await import("./lib/provider-sim/server");
-    // Without its database the provider still intercepts; its accounts are seeded by the next lab reset.
-    await startSimulatedProvider().catch((error: unknown) =>
-      console.error("[start-up] the simulated provider could not seed its accounts:", error),
-    );
-  }
   if (config.databaseUrl && config.labEnabled) {
     const [{ followLabSettings }, { appDb }] = await Promise.all([
       import("./lib/lab/settings"),

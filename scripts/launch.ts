@@ -1,7 +1,8 @@
 /**
- * `npm run dev` / `npm start`: finds or starts the database (a process of its own, which outlives this
- * one), migrates and seeds it, then runs Next.js with DATABASE_URL pointing at it. Asked for, it starts the
- * production parts first (scripts/parts/): `--pgbouncer`, `--redis`, `--balance`.
+ * `npm run dev` / `npm start`: finds or starts the database and the simulated provider (each a process of
+ * its own, which outlives this one), migrates and seeds the database, then runs Next.js with DATABASE_URL
+ * and IDP_BASE_URL pointing at them. Asked for, it starts the production parts first (scripts/parts/):
+ * `--pgbouncer`, `--redis`, `--balance`.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -9,6 +10,8 @@ import { fileURLToPath } from "node:url";
 import { prepareDatabase } from "../db/prepare";
 import { PartNotInstalled } from "./parts/part-process";
 import { checkInstalled, startParts } from "./parts/production-parts";
+import { config } from "../lib/core/config";
+import { ensureProvider } from "../lib/provider-sim/process-control";
 
 const [mode = "dev", ...launchArgs] = process.argv.slice(2);
 if (mode !== "dev" && mode !== "start")
@@ -45,6 +48,12 @@ try {
 
 const databaseUrl = await prepareDatabase(process.env.LAB_DATABASE ?? "leaselab");
 console.log(`[launch] database ready: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname}`);
+// Every instance talks to the one provider (unless IDP_BASE_URL names one, or SIMULATE_PROVIDER=false a real one).
+const providerUrl =
+  config.simulateProvider && !process.env.IDP_BASE_URL
+    ? await ensureProvider(databaseUrl, config.providerPort)
+    : config.identityProviderBaseUrl;
+console.log(`[launch] provider: ${providerUrl}`);
 
 const instancePorts = Array.from({ length: instances }, (_, index) => firstInstancePort + index);
 const parts = await startParts(asked, { directUrl: databaseUrl, balancerPort: basePort, instancePorts });
@@ -65,6 +74,7 @@ const children = urls.map((url, index) => {
         ...process.env,
         ...distDir,
         ...parts.appEnv,
+        IDP_BASE_URL: providerUrl,
         LAB_INSTANCE: String(index + 1),
         LAB_PEER_URLS: urls.filter((other) => other !== url).join(","),
       },

@@ -67,7 +67,8 @@ describe("a switch killed with SIGKILL", () => {
           .toBe(false);
 
         const next = await ada.promote("ada", "auth0|ada-email");
-        expect(next.status).toBe(200);
+        // The whole answer, so that a refusal says which problem it was.
+        expect({ status: next.status, body: next.body }).toMatchObject({ status: 200 });
         expect(next.body.primaryIdentityId).toBe("auth0|ada-email");
         const audit = await lab.audit();
         expect(audit.users.find((user: { userId: string }) => user.userId === "ada").violations).toEqual([]);
@@ -129,6 +130,65 @@ describe("a switch killed with SIGKILL, the provider not fencing", () => {
       // The client waits as told: until the time the 409 named (the database runs on this machine's clock).
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, comeBack - Date.now())));
     }
+    expect((await lab.audit()).consistent).toBe(true);
+  });
+});
+
+describe("a switch killed with SIGKILL while its unlink is at the provider", () => {
+  it("the provider, a process of its own, applies the unlink after its caller died; the next switch recovers it", async () => {
+    await lab.reset();
+    await lab.configure({
+      strategy: "lease",
+      leaseTtlMs: ttlMs,
+      reconcileAfterMs: null,
+      // Applied, its answer never sent: the provider commits the change whether or not its caller is there.
+      provider: {
+        latencyMs: 1_500,
+        endpoints: { get: { latencyMs: 20 } },
+        enforceFencing: true,
+        script: { unlink: ["applied-late"] },
+      },
+    });
+    const providerAccountOf = async (identityId: string) =>
+      (
+        (await lab.provider()).accounts as { user_id: string; identities: { provider: string; user_id: string }[] }[]
+      ).find((account) =>
+        account.identities.some((identity) => `${identity.provider}|${identity.user_id}` === identityId),
+      )?.user_id;
+
+    const victim = await startApp({ databaseUrl, port: victimPort });
+    const switching = (await appClient(victim.baseUrl).signedIn("ada"))
+      .promote("ada", "github|8812")
+      .catch(() => undefined);
+    try {
+      // The provider took the scripted outcome: the unlink has reached it.
+      await expect
+        .poll(async () => (await lab.get("/api/lab")).body.provider.script.unlink, { timeout: 15_000 })
+        .toEqual([]);
+    } finally {
+      await victim.kill();
+    }
+    const crashedAt = await databaseNow();
+    await switching;
+    const victimOperation = await db
+      .selectFrom("switch_journal")
+      .select("operation_id")
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirstOrThrow();
+
+    // Its caller is dead and the unlink not applied yet; then it lands.
+    expect(await providerAccountOf("github|8812")).toBe("google-oauth2|104423");
+    await expect.poll(() => providerAccountOf("github|8812"), { timeout: 10_000 }).toBe("github|8812");
+    const unlink = (await lab.calls()).find((call) => call.method === "DELETE");
+    expect(unlink).toMatchObject({ status: 200, outcome: "applied-late", operationId: victimOperation.operation_id });
+    expect(Date.parse(unlink!.at)).toBeGreaterThan(crashedAt.getTime());
+
+    await lab.configure({ provider: { latencyMs: 50 } });
+    const ada = await lab.signedIn("ada");
+    await expect.poll(() => ada.leaseHeld("ada"), { timeout: ttlMs + 5_000 }).toBe(false);
+    const next = await ada.promote("ada", "auth0|ada-email");
+    expect(next.status).toBe(200);
     expect((await lab.audit()).consistent).toBe(true);
   });
 });

@@ -1,3 +1,6 @@
+/** The port the simulated provider listens on under `npm run dev` and `npm start`. */
+const providerPort = Number(process.env.IDP_PORT ?? 4010);
+
 /** Process-level configuration, read from the environment once. */
 export const config = {
   /** The app's pool: PostgreSQL itself, or a pooler in front of it. */
@@ -13,7 +16,8 @@ export const config = {
    * port 6543, Neon's pooled URL), so the pool sends no named prepared statements (db/prepared-statements.ts).
    */
   transactionPooler: process.env.DATABASE_POOLER === "transaction",
-  identityProviderBaseUrl: (process.env.IDP_BASE_URL ?? "https://idp.lab.test").replace(/\/$/, ""),
+  providerPort,
+  identityProviderBaseUrl: (process.env.IDP_BASE_URL ?? `http://127.0.0.1:${providerPort}`).replace(/\/$/, ""),
   /** The lab's teaching controls; `LAB_ENABLED=false` turns them off (settings stay at their defaults). */
   labEnabled: process.env.LAB_ENABLED !== "false",
   /** The simulated provider answers provider calls unless the app talks to a real one. */

@@ -1,21 +1,28 @@
-import { describe, expect, it, vi } from "vitest";
-import { answeredAtHeader } from "./call-timing";
+import { describe, expect, it } from "vitest";
+import { arrivedAtHeader, CallTransit, machineNow, sentAtHeader } from "./call-timing";
 
-type CallTiming = typeof import("./call-timing");
+const call = (arrivedAt: number, sentAt?: number) =>
+  new Request("http://idp/", {
+    headers: {
+      [arrivedAtHeader]: String(arrivedAt),
+      ...(sentAt === undefined ? {} : { [sentAtHeader]: String(sentAt) }),
+    },
+  });
 
-/** A fresh evaluation of the module, as each Next.js bundle (a route's, instrumentation's) has its own. */
-async function anotherBundlesCopy(): Promise<CallTiming> {
-  vi.resetModules();
-  return import("./call-timing");
-}
+describe("the provider's estimate of a call's way back", () => {
+  it("is the quickest recent way there, and a call's sent-at is its stamp", () => {
+    const transit = new CallTransit();
+    const now = machineNow();
+    expect(transit.sentAt(call(now, now - 5))).toBe(now - 5);
+    expect(transit.sentAt(call(now, now - 2))).toBe(now - 2);
+    expect(transit.wayBackMs()).toBe(2);
+  });
 
-describe("the time an answer takes back to the app's fetch", () => {
-  it("is one estimate per process: what a route's copy notes, the simulator's copy reads", async () => {
-    const routes = await anotherBundlesCopy();
-    const simulator = await anotherBundlesCopy();
-    expect(routes).not.toBe(simulator);
-    const answeredAt = performance.now() - 3;
-    routes.noteDelivery(new Response(null, { headers: { [answeredAtHeader]: String(answeredAt) } }));
-    expect(simulator.deliveryMs()).toBeGreaterThanOrEqual(3);
+  it("takes a call's arrival for its sent-at when the stamp is missing or ahead of the provider's clock", () => {
+    const transit = new CallTransit();
+    const now = machineNow();
+    expect(transit.sentAt(call(now))).toBe(now);
+    expect(transit.sentAt(call(now, now + 50))).toBe(now);
+    expect(transit.wayBackMs()).toBe(0);
   });
 });

@@ -1,15 +1,26 @@
 /**
  * A simulated call lasts its latency as the caller sees it: from the app's `fetch` to its answer. The
- * app's fetch stamps when it sent the call, the simulator answers at that moment plus the latency, less
- * the usual time an answer takes to travel back through the interception (which the fetch measures).
- * Everything in between (MSW's routing, the settings, the draw, the change, the log write) is the
- * simulator's own processing, and counts inside the latency rather than on top of it.
+ * app's fetch stamps when it sent the call; the provider answers at that moment plus the latency, less the
+ * usual time an answer takes to travel back. Everything in between (the provider's queue while it is busy,
+ * its routing, the settings, the draw, the change, the log write) counts inside the latency rather than on
+ * top of it.
+ *
+ * The app and the provider are two processes on one machine, so the stamp is on the clock both share: the
+ * machine's monotonic clock (`process.hrtime`; `performance.now()` counts from each process's own start). The
+ * way back cannot be measured by the provider, which never hears when its answer arrives; it takes the way
+ * there instead, as the provider's server first sees the call: over loopback both are one write and one
+ * read, and the least recent way there leaves out the waits of a busy provider.
  */
 
-/** Request header: when the app's fetch sent the call (`performance.now()` of this process). */
+import { plainFetch } from "../core/plain-fetch";
+
+/** Request header: when the app's fetch sent the call (`machineNow()`). */
 export const sentAtHeader = "X-Lab-Sent-At";
-/** Response header: when the simulator handed its answer back. */
-export const answeredAtHeader = "X-Lab-Answered-At";
+/** Request header the provider's server sets: when the call reached it (`machineNow()`). */
+export const arrivedAtHeader = "X-Lab-Arrived-At";
+
+/** Now on the machine's monotonic clock, in ms: the same in every process of the machine. */
+export const machineNow = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 /** The last few samples of a time, for a low or a high estimate of its next one. */
 export class RecentTimes {
@@ -37,24 +48,31 @@ export class RecentTimes {
   }
 }
 
-/**
- * How long an answer takes from the handler back to the app's fetch: the least recent time, never early.
- * One per process: Next.js evaluates this module once per bundle, and the fetch that notes it (a route's)
- * and the simulator that reads it (instrumentation's) are in different ones.
- */
-const holder = globalThis as typeof globalThis & { __leaseLockLabDelivery?: RecentTimes };
-const delivery = (holder.__leaseLockLabDelivery ??= new RecentTimes());
+/** The app's fetch to the simulated provider: each call stamped with when it was sent. */
+export const fetchStampingSentAt: typeof fetch = (input, init) => {
+  const headers = new Headers(init?.headers);
+  headers.set(sentAtHeader, String(machineNow()));
+  return plainFetch(input, { ...init, headers });
+};
 
-export const deliveryMs = (): number => delivery.least();
+/** In the provider: when calls arrive after they were sent, for the estimate of an answer's way back. */
+export class CallTransit {
+  private readonly wayThere = new RecentTimes();
 
-/** The app's fetch heard an answer: how long it took to arrive after the simulator handed it back. */
-export function noteDelivery(response: Response): void {
-  const answeredAt = Number(response.headers.get(answeredAtHeader));
-  if (answeredAt > 0) delivery.note(performance.now() - answeredAt);
-}
+  /**
+   * When the caller sent `request`: its stamp, or its arrival for a call without one (or with a stamp from a
+   * clock ahead of this one).
+   */
+  sentAt(request: Request): number {
+    const arrivedAt = Number(request.headers.get(arrivedAtHeader)) || machineNow();
+    const stamp = Number(request.headers.get(sentAtHeader));
+    if (!(stamp > 0 && stamp <= arrivedAt)) return arrivedAt;
+    this.wayThere.note(arrivedAt - stamp);
+    return stamp;
+  }
 
-/** When the caller sent `request` (its stamp, or `fallback` for a call from elsewhere). */
-export function sentAtOf(request: Request, fallback: number): number {
-  const sentAt = Number(request.headers.get(sentAtHeader));
-  return sentAt > 0 && sentAt <= performance.now() ? sentAt : fallback;
+  /** How long an answer takes back to the caller: as long as the quickest recent way there. */
+  wayBackMs(): number {
+    return this.wayThere.least();
+  }
 }

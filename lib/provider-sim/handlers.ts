@@ -1,7 +1,8 @@
 /**
  * The simulated identity provider, as MSW request handlers: Auth0-shaped Management API endpoints over
- * the `idp` schema, slowed and broken on purpose by the lab's settings, with every call logged. Plus two
- * lab-only endpoints (state, reset), which are neither delayed nor logged.
+ * the `idp` schema, slowed and broken on purpose by the lab's settings, with every call logged. Plus three
+ * lab-only endpoints (state, reset, health), which are neither delayed nor logged. They answer real HTTP
+ * in the provider's own process (server.ts).
  */
 import type { Kysely } from "kysely";
 import { delay, http, HttpResponse } from "msw";
@@ -14,8 +15,9 @@ import {
   type ProviderEndpoint,
   type ScriptedOutcome,
 } from "../lab/settings-schema";
-import { answeredAtHeader, deliveryMs, RecentTimes, sentAtOf } from "./call-timing";
+import { CallTransit, machineNow, RecentTimes } from "./call-timing";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
+import type { ProviderHealth } from "./process-control";
 import type { IdpDatabase } from "./schema";
 import {
   getAccount,
@@ -43,7 +45,12 @@ export interface ChaosSource {
   takeScriptedOutcome(endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null>;
 }
 
-export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabase>, chaosSource: ChaosSource) {
+export function simulatedProviderHandlers(
+  baseUrl: string,
+  db: Kysely<IdpDatabase>,
+  chaosSource: ChaosSource,
+  health: ProviderHealth,
+) {
   // The sampled latency is the whole call as the caller sees it (call-timing.ts). The wait before the work
   // leaves room for the work's usual time (a high estimate from its recent times, per endpoint); the answer
   // then waits for whatever is left, so a call answers neither early nor late when the process is busy.
@@ -53,6 +60,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
     link: new RecentTimes(),
     rename: new RecentTimes(),
   };
+  const transit = new CallTransit();
 
   /** Wraps one Management API endpoint: latency, injected failures, Auth0-style errors, the call log. */
   function endpoint(
@@ -66,7 +74,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       request: Request;
       params: Record<string, string | readonly string[] | undefined>;
     }) => {
-      const started = performance.now();
+      const sentAt = transit.sentAt(request);
       const settings = await chaosSource.settings();
       // A rename (profile update) has no per-endpoint overrides or script: the lab's global latency and failures.
       const chaos: Chaos = name === "rename" ? settings.provider : effectiveChaos(settings, name);
@@ -83,21 +91,20 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
         enforce: settings.provider.enforceFencing,
       };
       const { applyLimitMs } = settings.provider;
-      const sentAt = sentAtOf(request, started);
       // The limit holds even when a timer fires late on a busy process: past it, nothing is applied.
       const apply = () =>
-        performance.now() - sentAt > applyLimitMs
+        machineNow() - sentAt > applyLimitMs
           ? Promise.resolve(errorAnswer(notAppliedInTime))
           : applied(() => perform(request, decodeParams(params), fencing));
 
       // The provider's hard limit: a request it could not apply in time is dropped, answered at the limit.
       const dropped = (outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs;
-      const answerAt = sentAt + (dropped ? applyLimitMs : latencyMs) - deliveryMs();
-      const waitMs = Math.max(0, answerAt - performance.now() - recentWorkMs[name].high());
-      const waitEnds = performance.now() + waitMs;
+      const answerAt = sentAt + (dropped ? applyLimitMs : latencyMs) - transit.wayBackMs();
+      const waitMs = Math.max(0, answerAt - machineNow() - recentWorkMs[name].high());
+      const waitEnds = machineNow() + waitMs;
       const played = await play(dropped ? "dropped" : outcome, waitMs, chaos.retryAfterSeconds, request.signal, apply);
       // As the caller will see it: answered at `answerAt` at the earliest, and the answer's way back.
-      const durationMs = Math.max(performance.now(), answerAt) + deliveryMs() - sentAt;
+      const durationMs = Math.max(machineNow(), answerAt) + transit.wayBackMs() - sentAt;
       await db
         .insertInto("idp.calls")
         .values({
@@ -109,12 +116,12 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
           duration_ms: Math.round(durationMs),
         })
         .execute();
-      if (outcome === "ok" && !dropped) recentWorkMs[name].note(performance.now() - waitEnds);
+      if (outcome === "ok" && !dropped) recentWorkMs[name].note(machineNow() - waitEnds);
       await delayUntil(answerAt);
       if (played.answer === "network-error") return HttpResponse.error();
       return HttpResponse.json(played.answer.body as Record<string, unknown>, {
         status: played.answer.status,
-        headers: { ...played.answer.headers, [answeredAtHeader]: String(performance.now()) },
+        headers: played.answer.headers,
       });
     };
   }
@@ -192,6 +199,7 @@ export function simulatedProviderHandlers(baseUrl: string, db: Kysely<IdpDatabas
       await db.deleteFrom("idp.random_state").execute();
       return new HttpResponse(null, { status: 204 });
     }),
+    http.get(`${baseUrl}/lab/health`, () => HttpResponse.json(health)),
   ];
 }
 
@@ -269,11 +277,11 @@ const notAppliedInTime = new IdpError(
 const timerLateness = new RecentTimes();
 
 async function delayUntil(moment: number): Promise<void> {
-  const waitMs = moment - performance.now() - timerLateness.least();
+  const waitMs = moment - machineNow() - timerLateness.least();
   if (waitMs <= 0) return;
-  const waitStarted = performance.now();
+  const waitStarted = machineNow();
   await delay(waitMs);
-  timerLateness.note(performance.now() - waitStarted - waitMs);
+  timerLateness.note(machineNow() - waitStarted - waitMs);
 }
 
 async function applied(perform: () => Promise<Answer>): Promise<Answer> {

@@ -1,7 +1,7 @@
 /** The app's only way to the simulated provider's lab endpoints: HTTP, like any other provider call. */
 import { config } from "../core/config";
+import { plainFetch } from "../core/plain-fetch";
 import { accountFromProvider, type ProviderAccount, type RawAccount } from "../provider/client";
-import { providerFetch } from "./server";
 
 export interface ProviderCall {
   at: string;
@@ -22,7 +22,7 @@ export interface ProviderState {
 }
 
 export async function fetchProviderState(): Promise<ProviderState> {
-  const response = await providerFetch(`${config.identityProviderBaseUrl}/lab/state`);
+  const response = await plainFetch(`${config.identityProviderBaseUrl}/lab/state`);
   if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/state`);
   return (await response.json()) as ProviderState;
 }
@@ -34,6 +34,6 @@ export async function fetchProviderAccounts(): Promise<{ accounts: ProviderAccou
 }
 
 export async function resetProvider(): Promise<void> {
-  const response = await providerFetch(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
+  const response = await plainFetch(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
   if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/reset`);
 }

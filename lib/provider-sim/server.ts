@@ -1,65 +1,104 @@
-import { setupServer } from "msw/node";
+/**
+ * The simulated provider as a server of its own: a `node:http` server whose every request is answered by
+ * the MSW handlers (msw's `getResponse`, no interception), over loopback, as a real provider answers over
+ * the network. It has a pool of its own, as a real one has its own database: an app exhausting its pool
+ * must not stall the provider. It seeds its accounts when its tables are empty.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getResponse } from "msw";
 import { createDb, kyselyOn } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { seedProviderAccounts } from "../../db/seed-data";
-import { config } from "../core/config";
 import type { ProviderEndpoint } from "../lab/settings-schema";
 import { getLabSettings, takeScriptedOutcome } from "../lab/settings-store";
-import { noteDelivery, sentAtHeader } from "./call-timing";
+import { arrivedAtHeader, machineNow } from "./call-timing";
 import { simulatedProviderHandlers } from "./handlers";
+import { databaseOf, providerService } from "./process-control";
 import type { IdpDatabase } from "./schema";
 import { seedIfEmpty } from "./store";
 
-interface Interception {
-  server: ReturnType<typeof setupServer>;
-  /** The global fetch as MSW patched it. */
-  patchedFetch: typeof fetch;
+/** The handlers match on paths: every request is routed under this one origin, whatever port it came to. */
+const routedOrigin = "http://idp";
+
+export interface ProviderServer {
+  baseUrl: string;
+  close(): Promise<void>;
 }
 
-const holder = globalThis as typeof globalThis & { __leaseLockLabProvider?: Interception };
-
-/**
- * Intercepts this process's outgoing calls to the provider's base URL; everything else passes through.
- * The provider has a pool of its own, as a real one has its own database: the app exhausting its pool
- * must not stall the provider. It seeds its accounts when its tables are empty.
- */
-export async function startSimulatedProvider(): Promise<void> {
-  if (holder.__leaseLockLabProvider) return;
-  const { db, pool } = createDb<IdpDatabase>(config.databaseUrl, 10);
+export async function startProviderServer(databaseUrl: string, port: number): Promise<ProviderServer> {
+  const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10);
   const labTables = kyselyOn<Database>(pool);
   const chaosSource = {
     settings: () => getLabSettings(labTables),
     takeScriptedOutcome: (endpoint: ProviderEndpoint) => takeScriptedOutcome(labTables, endpoint),
   };
-  const server = setupServer(...simulatedProviderHandlers(config.identityProviderBaseUrl, db, chaosSource));
-  server.listen({ onUnhandledRequest: "bypass" });
-  holder.__leaseLockLabProvider = { server, patchedFetch: globalThis.fetch };
-  await seedIfEmpty(db, seedProviderAccounts());
+  const handlers = simulatedProviderHandlers(routedOrigin, db, chaosSource, {
+    service: providerService,
+    database: databaseOf(databaseUrl),
+    pid: process.pid,
+  });
+
+  const server = createServer((incoming, outgoing) => {
+    answer(handlers, incoming, outgoing).catch((error: unknown) => {
+      console.error("[provider] a call failed:", error);
+      outgoing.destroy();
+    });
+  });
+  // Longer than any client keeps an idle connection, so the client is always the one to close it (a server
+  // closing a kept-alive connection as the client reuses it would fail that call for no lab reason).
+  server.keepAliveTimeout = 65_000;
+  // Seeded before it answers. Without its database the provider still answers; its accounts are seeded by
+  // the next lab reset.
+  await seedIfEmpty(db, seedProviderAccounts()).catch((error: unknown) =>
+    console.error("[provider] could not seed its accounts:", error instanceof Error ? error.message : error),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await db.destroy();
+    },
+  };
 }
 
-/**
- * Next.js's dev server puts its own global fetch back after a hot reload, silently removing MSW's
- * interception (and instrumentation does not run again): patch it again when that happened.
- */
-function ensureIntercepting(): void {
-  const interception = holder.__leaseLockLabProvider;
-  if (!interception) return void startSimulatedProvider();
-  if (globalThis.fetch === interception.patchedFetch) return;
-  interception.server.close();
-  interception.server.listen({ onUnhandledRequest: "bypass" });
-  interception.patchedFetch = globalThis.fetch;
-}
+type Handlers = ReturnType<typeof simulatedProviderHandlers>;
 
-/**
- * The fetch the app reaches the provider with: through the simulator when it is on, each call stamped with
- * when it was sent, so the simulator can make the whole call last its latency (call-timing.ts).
- */
-export const providerFetch: typeof fetch = async (input, init) => {
-  if (!config.simulateProvider) return fetch(input, init);
-  ensureIntercepting();
-  const headers = new Headers(init?.headers);
-  headers.set(sentAtHeader, String(performance.now()));
-  const response = await fetch(input, { ...init, headers });
-  noteDelivery(response);
-  return response;
-};
+async function answer(handlers: Handlers, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+  const arrivedAt = machineNow();
+  // The caller leaving (its abort, or its process dying) closes the connection: the handlers hear it as
+  // their request's signal, as they would a real caller's.
+  const callerLeft = new AbortController();
+  outgoing.on("close", () => {
+    if (!outgoing.writableFinished) callerLeft.abort();
+  });
+  const chunks: Buffer[] = [];
+  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  const method = incoming.method ?? "GET";
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  headers.set(arrivedAtHeader, String(arrivedAt));
+  const request = new Request(`${routedOrigin}${incoming.url ?? "/"}`, {
+    method,
+    headers,
+    body: method === "GET" || method === "HEAD" || chunks.length === 0 ? undefined : Buffer.concat(chunks),
+    signal: callerLeft.signal,
+  });
+  const response = await getResponse(handlers, request);
+  if (outgoing.destroyed) return;
+  // `HttpResponse.error()`: no HTTP answer at all, the connection reset.
+  if (response?.type === "error") return void outgoing.socket?.resetAndDestroy();
+  if (!response) {
+    const body = { statusCode: 404, error: "Not Found", message: "Not found", errorCode: "inexistent_route" };
+    outgoing.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+    return;
+  }
+  const body = Buffer.from(await response.arrayBuffer());
+  outgoing.writeHead(response.status, Object.fromEntries(response.headers)).end(body);
+}

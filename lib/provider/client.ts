@@ -69,7 +69,7 @@ export function backoffMs(attempt: number, retryAfterMs: number | null, random: 
   return Math.max(retryAfterMs ?? 0, Math.round(exponential));
 }
 
-/** `fetchImpl` is how requests leave the process (the app passes one that keeps the simulator in the path). */
+/** `fetchImpl` is how requests leave the process (the app's stamps each call for the simulated provider). */
 export function identityProviderClient(baseUrl = config.identityProviderBaseUrl, fetchImpl: typeof fetch = fetch) {
   async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown): Promise<T> {
     const headers: Record<string, string> = { "X-Operation-Id": context.operationId };

@@ -1,6 +1,13 @@
 import { config } from "../core/config";
+import { plainFetch } from "../core/plain-fetch";
 import { identityProviderClient } from "../provider/client";
-import { providerFetch } from "../provider-sim/server";
+import { fetchStampingSentAt } from "../provider-sim/call-timing";
 
-/** The provider client the app's routes use: configured base URL, the simulator kept in the path. */
-export const appIdentityProvider = identityProviderClient(config.identityProviderBaseUrl, providerFetch);
+/**
+ * The provider client the app's routes use: `fetch` without Next.js's data cache (kept-alive connections) to the configured base
+ * URL; to the simulated provider, each call stamped with when it was sent (call-timing.ts).
+ */
+export const appIdentityProvider = identityProviderClient(
+  config.identityProviderBaseUrl,
+  config.simulateProvider ? fetchStampingSentAt : plainFetch,
+);

@@ -1,11 +1,13 @@
 /**
- * Starts the built app (`next start`) as a real child process on its own port and database, as the
- * integration, end-to-end and crash tests need it. Needs `npm run build` first.
+ * Starts the built app (`next start`) as a real child process on its own port and database, talking to the
+ * simulated provider of that database (provider.ts), as the integration, end-to-end and crash tests need
+ * it. Needs `npm run build` first.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { providerFor } from "./provider";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
@@ -36,12 +38,17 @@ export async function startApp(options: {
     )
   )
     throw new Error(`something already answers on ${baseUrl}`);
+  // The simulated provider of this database, unless the app is told of another (or of a real one).
+  const provider =
+    options.env?.SIMULATE_PROVIDER === "false" || options.env?.IDP_BASE_URL
+      ? {}
+      : { IDP_BASE_URL: await providerFor(options.databaseUrl) };
   const child = spawn(
     process.execPath,
     [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(options.port)],
     {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: options.databaseUrl, ...options.env },
+      env: { ...process.env, DATABASE_URL: options.databaseUrl, ...provider, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
