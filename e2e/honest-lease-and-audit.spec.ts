@@ -55,7 +55,9 @@ for (const viewport of [
       request,
     }) => {
       await request.put("/api/lab", {
-        data: { leaseTtlMs: 1_000, provider: { latencyMs: 100, applyLimitMs: 2_000, script: { unlink: ["timeout"] } } },
+        // The deadline fires a safety margin (TTL / 5) before the lease can expire: the keep must land in it,
+        // so the TTL leaves it 400 ms on a busy machine.
+        data: { leaseTtlMs: 2_000, provider: { latencyMs: 100, applyLimitMs: 2_000, script: { unlink: ["timeout"] } } },
       });
       await signInAs(page, "Ada Lovelace");
       await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();

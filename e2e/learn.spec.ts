@@ -52,12 +52,19 @@ async function expectWholeRun(page: Page, card: ReturnType<Page["locator"]>) {
   expect(run.variants.length).toBeGreaterThan(0);
   for (const [index, variant] of run.variants.entries())
     await expect(
-      card.locator(".tl-user", { hasText: `Variant ${index + 1} of ${run.variants.length}: ${variant.label}` }),
+      card
+        .locator(".tl-label", { hasText: `variant ${index + 1} of ${run.variants.length}, ${variant.label}` })
+        .first(),
     ).toBeVisible();
   expect(run.steps.length).toBeGreaterThan(0);
-  await expect(card.locator(".tl-marker")).toHaveCount(run.steps.length);
+  await expect(card.locator(".tl-mark")).toHaveCount(run.steps.length);
   await expect(card.locator("ol.run-steps > li")).toHaveCount(run.steps.length);
-  await expect(card.locator("[data-operation-id]")).toHaveCount(run.lanes.length);
+  // Every lane is drawn: as a lane of its own, or in the row of requests refused while one held the lease.
+  const ownLanes = await card.locator("[data-operation-id]").count();
+  const refused = await card
+    .locator("[data-refused-group]")
+    .evaluateAll((groups) => groups.reduce((sum, group) => sum + Number(group.getAttribute("data-refused-count")), 0));
+  expect(ownLanes + refused).toBe(run.lanes.length);
 }
 
 for (const [width, height, ids] of [
@@ -100,7 +107,7 @@ test("a run survives navigation, reopens at its URL and steps phase by phase; a 
   const slider = page.getByRole("slider", { name: "Moment" });
   await slider.focus();
   await page.keyboard.press("Home");
-  await expect(page.locator(".tl-marker")).toHaveCount(0);
+  await expect(page.locator(".tl-mark")).toHaveCount(0);
   const leaseRow = page.locator(".replay-state dt", { hasText: "Lease row" }).locator("xpath=following-sibling::dd[1]");
   await expect(leaseRow).toHaveText("free");
   const next = page.getByRole("button", { name: "Next step ▶" });
@@ -114,7 +121,7 @@ test("a run survives navigation, reopens at its URL and steps phase by phase; a 
     seen.add((await leaseRow.textContent())!);
   }
   expect([...seen].some((text) => text.startsWith("held by switch under the lease"))).toBe(true);
-  await expect(page.locator(".tl-marker")).toHaveCount(run.steps.length);
+  await expect(page.locator(".tl-mark")).toHaveCount(run.steps.length);
   expect(await seriousViolations(page)).toEqual([]);
 
   await page.goto("/learn");

@@ -17,6 +17,16 @@ afterAll(() => db.destroy());
 const latestJournalStep = async () =>
   (await db.selectFrom("switch_journal").select("step").orderBy("id", "desc").limit(1).executeTakeFirst())?.step ??
   null;
+const journalEntriesOf = async (userId: string) =>
+  Number(
+    (
+      await db
+        .selectFrom("switch_journal")
+        .select((eb) => eb.fn.countAll().as("n"))
+        .where("user_id", "=", userId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const databaseNow = async () => (await sql<{ now: Date }>`SELECT clock_timestamp() AS now`.execute(db)).rows[0]!.now;
 
 const crashPoints = [
@@ -89,13 +99,14 @@ describe("a switch killed with SIGKILL", () => {
 });
 
 describe("a switch killed with SIGKILL, the provider not fencing", () => {
-  it("the next switch, retried when its 409s say, succeeds no later than the lease's last expiry plus the apply limit", async () => {
+  it("the next switch, retried when its 409s say, succeeds no later than the lease's last expiry plus the apply limit; the reconciler gives way meanwhile", async () => {
     const applyLimitMs = 1_500;
     await lab.reset();
     await lab.configure({
       strategy: "lease",
       leaseTtlMs: ttlMs,
-      reconcileAfterMs: null,
+      // The background reconciler runs: it must neither churn journal entries nor take the lease first.
+      reconcileAfterMs: 500,
       provider: { latencyMs: 1_500, enforceFencing: false, applyLimitMs },
     });
     const victim = await startApp({ databaseUrl, port: victimPort });
@@ -127,6 +138,8 @@ describe("a switch killed with SIGKILL, the provider not fencing", () => {
       expect(comeBack).toBeLessThanOrEqual(bound);
       expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       expect(attempt).toBeLessThan(4);
+      // Only the crashed switch's entry: no refused request, the reconciler's included, left one behind.
+      expect(await journalEntriesOf("ada")).toBe(1);
       // The client waits as told: until the time the 409 named (the database runs on this machine's clock).
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, comeBack - Date.now())));
     }

@@ -78,13 +78,16 @@ export function RunReplay({ run, title }: { run: RunRecord; title: string }) {
           const group = variant ? `variant ${index + 1} of ${run.variants.length}, ${variant.label}` : "other";
           return `${group}: ${laneLabel(labels, lane.operationId)}`;
         }}
-        marks={run.steps.map((step) => ({
-          label: String(step.n),
-          at: Date.parse(step.at),
-          operationId: step.operationId,
-          id: markerId(step.n),
-          description: step.text,
-        }))}
+        // A fact is marked once the moment shown has reached it (at the run's first moment, nothing has happened).
+        marks={run.steps
+          .filter((step) => at > from && Date.parse(step.at) <= at)
+          .map((step) => ({
+            label: String(step.n),
+            at: Date.parse(step.at),
+            operationId: step.operationId,
+            id: markerId(step.n),
+            description: step.text,
+          }))}
       />
       <div className="replay-controls" role="group" aria-label="Replay">
         <button
