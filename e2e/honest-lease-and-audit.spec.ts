@@ -61,7 +61,8 @@ for (const viewport of [
       });
       await signInAs(page, "Ada Lovelace");
       await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
-      await expect(identityRow(page, "github|8812").getByRole("alert")).toBeVisible();
+      // The deadline fires at the hold cap (3 × TTL), less the margin.
+      await expect(identityRow(page, "github|8812").getByRole("alert")).toBeVisible({ timeout: 15_000 });
 
       const band = page.locator('svg rect.tl-lease[data-lease-end="kept"]');
       await expect(band).toHaveCount(1);
