@@ -25,14 +25,16 @@ describe("renewal", () => {
     let started = 0;
     const renewal = new Renewal(5, async () => {
       started += 1;
+      answered = false;
       await pause(40);
       answered = true;
     });
-    await expect.poll(() => started).toBe(1);
+    await expect.poll(() => started).toBeGreaterThanOrEqual(1);
     await renewal.stop();
     expect(answered).toBe(true);
+    const startedBeforeStop = started;
     await pause(30);
-    expect(started).toBe(1);
+    expect(started).toBe(startedBeforeStop);
   });
 
   it("a failed renewal is one failed attempt: the next one runs on time", async () => {
