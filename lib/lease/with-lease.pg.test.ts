@@ -64,13 +64,19 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("withLease on a second table (a job queue)", () => {
   it("runs the work exactly once among ten concurrent workers and releases the lease afterwards", async () => {
+    let refused = 0;
     const workers = Array.from({ length: 10 }, () =>
       withLease(jobLease, jobId, { db, ttlMs: 5_000 }, async () => {
         await runJob();
-        await pause(100);
+        // The winner holds the lease until every other worker has tried (on a busy machine their
+        // connections may open later than any fixed pause).
+        await expect.poll(() => refused, { timeout: 4_000 }).toBe(9);
       }).then(
         () => "ran",
-        (error: unknown) => (error instanceof LeaseUnavailable ? error.reason : "failed"),
+        (error: unknown) => {
+          if (error instanceof LeaseUnavailable) refused += 1;
+          return error instanceof LeaseUnavailable ? error.reason : "failed";
+        },
       ),
     );
     const outcomes = await Promise.all(workers);
