@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
 
 /** The database of this worker's app, for a test that starts more instances on it (see e2e/workers.ts). */
@@ -23,4 +24,21 @@ export const identityRow = (page: Page, identityId: string) => page.locator(`li[
 export async function openLabControls(page: Page): Promise<void> {
   await page.locator("summary", { hasText: "Lab controls" }).click();
   await expect(page.getByLabel("How concurrent switches are kept apart")).toBeVisible();
+}
+
+/** Serious or critical accessibility violations on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  return violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+}
+
+/** The page is no wider than the viewport: nothing scrolls sideways. */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
 }

@@ -1,26 +1,9 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { resetLab } from "./lab";
+import { expectNoSidewaysScroll, resetLab, seriousViolations } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
 });
-
-/** Serious or critical accessibility violations on the page as it is now. */
-async function seriousViolations(page: Page) {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
-
-async function expectNoOverflow(page: Page) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-}
 
 /** Runs one card, keyboard focus on its button, and waits for its verdict in the card's live region. */
 // Either verdict will do here: these tests are about the picture and the saved run; the verdicts are
@@ -80,7 +63,7 @@ for (const [width, height, ids] of [
     for (const id of ids) {
       const card = await runCard(page, id);
       await expectWholeRun(page, card);
-      await expectNoOverflow(page);
+      await expectNoSidewaysScroll(page);
     }
     expect(await seriousViolations(page)).toEqual([]);
   });

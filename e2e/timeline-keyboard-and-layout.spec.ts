@@ -1,22 +1,5 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { identityRow, openLabControls, resetLab, signInAs } from "./lab";
-
-/** Serious or critical accessibility violations on the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
-
-async function expectNoSidewaysScroll(page: Page): Promise<void> {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
-  }));
-  expect(scrollWidth).toBe(innerWidth);
-}
+import { expectNoSidewaysScroll, identityRow, openLabControls, resetLab, seriousViolations, signInAs } from "./lab";
 
 const chart = (page: Page) => page.getByRole("group", { name: /^Operations over time/ });
 const detail = (page: Page) => page.locator(".timeline-detail");

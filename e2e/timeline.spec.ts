@@ -1,7 +1,6 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { startApp } from "../test/harness/app-server";
-import { identityRow, labDatabaseUrl, openLabControls, resetLab, signInAs } from "./lab";
+import { identityRow, labDatabaseUrl, openLabControls, resetLab, seriousViolations, signInAs } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -10,14 +9,6 @@ test.beforeEach(async ({ request }) => {
 const lanes = (page: Page) => page.locator("svg g[data-operation-id]");
 const laneIds = async (page: Page) =>
   (await lanes(page).evaluateAll((all) => all.map((lane) => lane.getAttribute("data-operation-id")))).sort();
-
-/** Serious or critical accessibility violations on the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
 
 test("a double click shows two lanes that overlap in time, one refused at acquisition", async ({ page, request }) => {
   await signInAs(page, "Ada Lovelace");
