@@ -14,22 +14,12 @@
  * frame turns them into a few statements; at most one statement in flight keeps the rows' order (a later
  * version never overtaken by an earlier one). A request's answer does not wait for the window.
  */
+import type { Insertable } from "kysely";
+import type { OperationLanesTable } from "../../db/schema";
 import { instrumentDb } from "./instrument-db";
 
-/** A lane as a row of `operation_lanes`. */
-export interface LaneRow {
-  operation_id: string;
-  user_id: string;
-  instance: string;
-  strategy: string;
-  to_identity_id: string | null;
-  requested_at: Date;
-  answered_at: Date | null;
-  status: number | null;
-  problem_type: string | null;
-  lease: string | null;
-  phases: string;
-}
+/** A lane as a row of `operation_lanes`, as it is written. */
+export type LaneRow = Insertable<OperationLanesTable>;
 
 /** What the writer needs of a recorder: its id, how many changes it has made, and its row as of now. */
 export interface RecordedLane {
