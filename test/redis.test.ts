@@ -15,6 +15,8 @@ let inspector: Redis;
 beforeAll(async () => {
   redis = await startRedis(Number(process.env.REDIS_PORT ?? 6380));
   inspector = new Redis(redis.url);
+  // The restart test stops the server under it: it reconnects, and says so only here.
+  inspector.on("error", () => undefined);
   redisApp = await startApp({
     databaseUrl: inject("databaseUrl"),
     port: Number(process.env.REDIS_APP_PORT ?? 3231),

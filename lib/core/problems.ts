@@ -2,6 +2,8 @@
  * Typed domain errors. Each knows its HTTP status and RFC 9457 problem fields, so route handlers only
  * map them (see `lib/web/http.ts`); nothing here depends on a web framework.
  */
+import { isDatabaseUnavailable } from "./db-errors";
+
 const problemTypeBase = "https://lease-lock-lab.dev/problems";
 
 export class Problem extends Error {
@@ -262,6 +264,16 @@ export class DatabaseUnavailable extends Problem {
       { "Retry-After": "5" },
     );
   }
+}
+
+/**
+ * The problem a route answers for `error`: a typed problem as it is, a database that cannot be reached as
+ * a 503; anything else (a bug, answered 500) is undefined.
+ */
+export function problemFor(error: unknown): Problem | undefined {
+  if (error instanceof Problem) return error;
+  if (isDatabaseUnavailable(error)) return new DatabaseUnavailable();
+  return undefined;
 }
 
 /**

@@ -7,8 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { isDatabaseUnavailable } from "../core/db-errors";
-import { DatabaseUnavailable, Problem } from "../core/problems";
+import { problemFor } from "../core/problems";
 import type { LeaseEvent } from "../lease";
 import { shortId } from "../switch/events";
 import type { JournalEntry } from "../switch/journal";
@@ -229,8 +228,7 @@ export async function startRecording(lane: {
 
 /** Records a request's answer: a result (200) or the problem it failed with. */
 export function answerOf(error: unknown): { status: number; problemType: string | null } {
-  // The same answer the route gives (lib/web/http.ts `respond`).
-  const problem = isDatabaseUnavailable(error) ? new DatabaseUnavailable() : error;
-  if (problem instanceof Problem) return { status: problem.status, problemType: problem.type };
+  const problem = problemFor(error);
+  if (problem) return { status: problem.status, problemType: problem.type };
   return { status: 500, problemType: null };
 }

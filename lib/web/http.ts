@@ -1,10 +1,9 @@
 /** Turning domain results and errors into HTTP answers, with web-standard Request/Response only. */
 import type { z } from "zod";
-import { isDatabaseUnavailable } from "../core/db-errors";
 import {
   CrossSiteRequest,
-  DatabaseUnavailable,
   PayloadTooLarge,
+  problemFor,
   Problem,
   UnsupportedMediaType,
   ValidationProblem,
@@ -32,10 +31,11 @@ export async function respond(request: Request, handler: () => Promise<Response>
   try {
     return await handler();
   } catch (error) {
-    if (error instanceof Problem) return problemResponse(error);
-    if (isDatabaseUnavailable(error)) {
-      console.error("[http] database unavailable:", error instanceof Error ? error.message : error);
-      return problemResponse(new DatabaseUnavailable());
+    const problem = problemFor(error);
+    if (problem) {
+      if (!(error instanceof Problem))
+        console.error("[http] database unavailable:", error instanceof Error ? error.message : error);
+      return problemResponse(problem);
     }
     console.error("[http] unexpected error:", error);
     return problemResponse(

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as pause } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../../../db/schema";
-import { Problem } from "../../core/problems";
+import { problemFor } from "../../core/problems";
 import type { IdentityProviderClient } from "../../provider/client";
 import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
 import type { Guard } from "../../switch/guard";
@@ -79,8 +79,10 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       await run(operationId);
       return answered(200, null);
     } catch (error) {
-      if (error instanceof Problem) return answered(error.status, error.slug);
-      // What a route would answer 500 for (e.g. a dropped connection): kept as a fact of the run.
+      // The answer a route gives (a dropped connection: 503 database-unavailable).
+      const problem = problemFor(error);
+      if (problem) return answered(problem.status, problem.slug);
+      // What a route would answer 500 for: kept as a fact of the run.
       console.error(`[experiment] ${label} failed unexpectedly:`, error);
       return answered(500, error instanceof Error ? error.message : String(error));
     }

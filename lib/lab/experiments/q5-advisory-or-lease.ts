@@ -40,19 +40,34 @@ async function dropHolder(probe: pg.Client): Promise<{ droppedPoolConnections: b
         AND query NOT LIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
   );
   const targets = holders.rows.length > 0 ? holders.rows : pool.rows;
-  const terminated = await probe.query("SELECT pid FROM unnest($1::int[]) AS pid WHERE pg_terminate_backend(pid)", [
-    targets.map((row) => row.pid),
-  ]);
+  const terminated = await probe.query<{ pid: number }>(
+    "SELECT pid FROM unnest($1::int[]) AS pid WHERE pg_terminate_backend(pid)",
+    [targets.map((row) => row.pid)],
+  );
+  await backendsGone(
+    probe,
+    terminated.rows.map((row) => row.pid),
+  );
   return {
     droppedPoolConnections: holders.rows.length === 0,
     terminated: terminated.rows.length,
   };
 }
 
-/** Resolves once this instance's pool holds no connection (at most 2 s). */
-async function poolEmptied(): Promise<void> {
+/**
+ * Resolves once the terminated backends have exited (at most 2 s), and this process has read what they
+ * sent first: a backend writes its FATAL to its socket before it exits, so by the time the server no longer
+ * lists it, that message is waiting, and the I/O phase that ends before `setImmediate` runs delivers it. The
+ * pool then has dropped every idle connection among them, so the next switch meets the strategy, not a
+ * dead pooled connection.
+ */
+async function backendsGone(probe: pg.Client, pids: number[]): Promise<void> {
   const until = performance.now() + 2_000;
-  while (poolStats().total > 0 && performance.now() < until) await pause(10);
+  const alive = async () =>
+    (await probe.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]))
+      .rows[0]!.n;
+  while ((await alive()) > 0 && performance.now() < until) await pause(5);
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** A switch under `strategy` whose connection is dropped during its first provider call, and a second switch after. */
@@ -63,9 +78,6 @@ async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) 
   await lab.at(start + callMs / 2); // inside the unlink call
   const held = { poolInUse: poolStats().inUse, ...(await connectionsSeen(probe)) };
   const drop = await dropHolder(probe);
-  // Dropped idle connections leave the pool a moment later (their error arrives asynchronously): the
-  // second switch waits for that, so what it meets is the strategy, not a dead pooled connection.
-  if (drop.droppedPoolConnections) await poolEmptied();
   const second = await lab.switchTo(ada.email, `${strategy}: second switch, after the drop`);
   const first = await running;
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
