@@ -7,7 +7,17 @@ test.beforeEach(async ({ request }) => {
 
 test("with the strategy set to No lock, two quick clicks corrupt the provider and the audit names the cause", async ({
   page,
+  request,
 }) => {
+  // Slow provider calls keep the two switches overlapping however long a busy machine takes between the
+  // clicks: the second must unlink before the first has linked.
+  expect(
+    (
+      await request.put("/api/lab", {
+        data: { provider: { latencyMs: 2_000, endpoints: { get: { latencyMs: 20 } } } },
+      })
+    ).status(),
+  ).toBe(200);
   await signInAs(page, "Ada Lovelace");
   await openLabControls(page);
   await page.getByLabel("How concurrent switches are kept apart").selectOption("none");
@@ -15,9 +25,9 @@ test("with the strategy set to No lock, two quick clicks corrupt the provider an
 
   await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
-  // Both have answered: one switched, the other's link was refused.
-  await expect(page.getByText("Switched: now primary")).toBeVisible();
-  await expect(page.getByText(/^The provider failed the link step \(HTTP 400\)/)).toBeVisible();
+  // Both have answered (two 2 s calls each): one switched, the other's link was refused.
+  await expect(page.getByText("Switched: now primary")).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByText(/^The provider failed the link step \(HTTP 400\)/)).toBeVisible({ timeout: 15_000 });
 
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
   // The innermost list item: the finding itself, not the user around it.

@@ -108,12 +108,16 @@ test("no serious or critical accessibility violation: at rest, during a switch, 
   expect(await seriousViolations(page)).toEqual([]);
   await expect(identityRow(page, "github|8812").getByText("Switched: now primary")).toBeVisible();
 
-  // Slow enough that the second click lands while the first switch runs, even on a loaded machine.
-  await request.put("/api/lab", { data: { strategy: "none", provider: { latencyMs: 1_000 } } });
+  // Slow enough that the second switch unlinks before the first links, however long a loaded machine takes
+  // between the clicks.
+  await request.put("/api/lab", {
+    data: { strategy: "none", provider: { latencyMs: 2_000, endpoints: { get: { latencyMs: 20 } } } },
+  });
   await expect(page.getByText(/^Strategy none\./)).toBeVisible();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await page.getByRole("button", { name: "Make primary for Apple · ada@icloud.test" }).click();
-  await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
+  // Two 2 s calls each, then the audit's settling margin.
+  await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/, { timeout: 20_000 });
   await expect(page.getByText(/the provider is now corrupted/)).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
 

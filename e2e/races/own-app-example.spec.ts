@@ -1,4 +1,5 @@
 // The README's worked example ("Test your own app for double submits"): keep the two in step.
+import { expect } from "@playwright/test";
 import { expectEffects, expectOneWinner, test } from "../race";
 
 test("two devices of one user switch at the same moment: one wins, the other is refused", async ({ race, request }) => {
@@ -6,9 +7,11 @@ test("two devices of one user switch at the same moment: one wins, the other is 
   const buttons = ["Make primary for GitHub · @ada", "Make primary for Email · ada@analytical.test"];
   const result = await race({
     actors: 2, // each in its own browser context: a session of its own
-    open: async (page) => {
+    open: async (page, actor) => {
       await page.request.post("/api/session", { data: { userId: "ada" } });
       await page.goto("/");
+      // Ready to click: the barrier's clock starts when the actors act.
+      await expect(page.getByRole("button", { name: buttons[actor] })).toBeEnabled({ timeout: 15_000 });
     },
     act: (page, actor) => page.getByRole("button", { name: buttons[actor] }).click(),
     hold: "**/api/users/*/primary", // held until both are sent, then let go together
