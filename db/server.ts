@@ -1,9 +1,11 @@
 /**
- * Finds the database to use: `DATABASE_URL` when set (nothing is started), otherwise the embedded
- * PostgreSQL under `.lab/`, reused when already running and started as a detached process when not.
+ * Finds the database to use: `DATABASE_URL` when set (nothing is started), otherwise this checkout's
+ * embedded PostgreSQL under `.lab/`, reused when already running and started as a detached process when not.
+ * A server on the port that is not this checkout's (another clone's, a system PostgreSQL) is never used.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
@@ -11,8 +13,10 @@ import pg from "pg";
 const root = path.resolve(import.meta.dirname, "..");
 const labDir = path.join(root, ".lab");
 const dataDir = path.join(labDir, "pgdata");
-const port = Number(process.env.EMBEDDED_PG_PORT ?? 54329);
-const embeddedServerUrl = `postgres://postgres:postgres@127.0.0.1:${port}`;
+/** The port this checkout's server was last started on, so that every later start finds it there. */
+const portFile = path.join(labDir, "pgport");
+const defaultPort = 54329;
+const serverUrl = (port: number) => `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
 
 /** A URL for `database` on the server in use, creating the database when missing. */
 export async function ensureDatabase(database: string): Promise<string> {
@@ -50,11 +54,20 @@ export async function ensureDatabaseServer(): Promise<string> {
     url.pathname = "/postgres";
     return url.toString();
   }
-  const url = `${embeddedServerUrl}/postgres`;
-  if (await canConnect(url)) return url;
+  const asked = process.env.EMBEDDED_PG_PORT ? Number(process.env.EMBEDDED_PG_PORT) : null;
+  const running = runningServerPort();
+  if (running !== null) {
+    if (asked !== null && asked !== running)
+      throw new Error(
+        `this checkout's embedded PostgreSQL runs on port ${running}, not EMBEDDED_PG_PORT=${asked}: unset EMBEDDED_PG_PORT, or stop it first (npm run db:stop)`,
+      );
+    if (await canConnect(serverUrl(running))) return serverUrl(running);
+  }
 
   mkdirSync(labDir, { recursive: true });
   removeStalePidFile();
+  const port = await portToStartOn(asked);
+  const url = serverUrl(port);
   const log = openSync(path.join(labDir, "postgres.log"), "a");
   const child = spawn(
     process.execPath,
@@ -65,11 +78,53 @@ export async function ensureDatabaseServer(): Promise<string> {
 
   // First start includes initdb; later starts take a second or two.
   for (let waited = 0; waited < 120_000; waited += 250) {
-    if (await canConnect(url)) return url;
+    if (runningServerPort() === port && (await canConnect(url))) return url;
     if (child.exitCode !== null) break;
     await sleep(250);
   }
   throw new Error(`embedded PostgreSQL did not start on port ${port}; see ${path.join(labDir, "postgres.log")}`);
+}
+
+/** The port this checkout's own server listens on, from its postmaster.pid (4th line); null if none runs. */
+function runningServerPort(): number | null {
+  const pid = postmasterPid();
+  if (pid === null || !isPostgres(pid)) return null;
+  const port = Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[3]);
+  return Number.isInteger(port) && port > 0 ? port : null;
+}
+
+/**
+ * EMBEDDED_PG_PORT when set, and it must be free; otherwise the port this checkout used last (or 54329), or
+ * when something else holds it (a second checkout's server), the next free one, remembered in `.lab/pgport`.
+ */
+async function portToStartOn(asked: number | null): Promise<number> {
+  if (asked !== null) {
+    if (await portInUse(asked))
+      throw new Error(
+        `EMBEDDED_PG_PORT=${asked} is taken by another program (another checkout's PostgreSQL?): choose a free port`,
+      );
+    return asked;
+  }
+  const remembered = existsSync(portFile) ? Number(readFileSync(portFile, "utf8")) : defaultPort;
+  const preferred = Number.isInteger(remembered) && remembered > 0 ? remembered : defaultPort;
+  let port = preferred;
+  while (await portInUse(port)) port += 1;
+  if (port !== preferred)
+    console.log(`[db] port ${preferred} is taken by another program: this checkout's PostgreSQL uses ${port}`);
+  writeFileSync(portFile, `${port}\n`);
+  return port;
+}
+
+/** Whether anything accepts connections on the loopback port. */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
 
 /** Stops the embedded server, if this project started one. */
