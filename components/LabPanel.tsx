@@ -1,8 +1,7 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { bounds, strategies } from "@/lib/lab/settings-schema";
-import { api, type Strategy } from "./api";
+import type { Strategy } from "./api";
 import { FaultControls } from "./FaultControls";
 import { CheckboxField, Field, NumberField } from "./fields";
 import { useLabSettings } from "./useLab";
@@ -51,12 +50,7 @@ const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
 };
 
 export function LabPanel() {
-  const queryClient = useQueryClient();
   const { settings, error, update } = useLabSettings();
-  const reset = useMutation({
-    mutationFn: () => api<void>("/api/lab/reset", { method: "POST" }),
-    onSuccess: () => queryClient.invalidateQueries(),
-  });
 
   if (!settings) return <section className="card">{error ? error.message : "Loading the lab…"}</section>;
 
@@ -114,9 +108,6 @@ export function LabPanel() {
       <FaultControls />
       {update.error && <p role="alert">{update.error.message}</p>}
       <div className="row">
-        <button type="button" onClick={() => reset.mutate()} disabled={reset.isPending}>
-          Reset the lab
-        </button>
         <a href="/" target="_blank" rel="noopener">
           Open a second tab
         </a>

@@ -14,3 +14,12 @@ export function useLabSettings() {
   });
   return { settings: settings.data, error: settings.error, update };
 }
+
+/** `POST /api/lab/reset`: the defaults and the seed's users, at the provider too; every query read again. */
+export function useResetLab() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => api<void>("/api/lab/reset", { method: "POST" }),
+    onSuccess: () => queryClient.invalidateQueries(),
+  });
+}
