@@ -63,3 +63,23 @@ test("a switch whose link failed is finished by the next one, and the page says 
   ).toBeVisible();
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Consistent/);
 });
+
+test("a banner beside the audit names every setting that is not the default; Reset brings the defaults back", async ({
+  page,
+  request,
+}) => {
+  await signInAs(page, "Ada Lovelace");
+  const banner = page.getByTestId("settings-banner");
+  await expect(banner).toContainText("The lab runs its default settings.");
+
+  // Changed elsewhere (another tab, an earlier class): the page says so without being asked.
+  expect((await request.put("/api/lab", { data: { strategy: "none", leaseTtlMs: 1_000 } })).status()).toBe(200);
+  await expect(banner).toContainText(
+    "Not the lab's defaults: strategy none (default lease); leaseTtlMs 1000 (default 10000).",
+  );
+
+  await banner.getByRole("button", { name: "Reset the lab" }).click();
+  await expect(banner).toContainText("The lab runs its default settings.");
+  const settings = await (await request.get("/api/lab")).json();
+  expect([settings.strategy, settings.leaseTtlMs]).toEqual(["lease", 10_000]);
+});
