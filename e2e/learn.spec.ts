@@ -51,7 +51,17 @@ async function expectWholeRun(page: Page, card: ReturnType<Page["locator"]>) {
 }
 
 for (const [width, height, ids] of [
-  [1440, 900, ["advisory-not-enforced", "f1-crash-after-acquire", "f2-lease-stolen", "q4-lock-column-mapped"]],
+  [
+    1440,
+    900,
+    [
+      "advisory-not-enforced",
+      "f1-crash-after-acquire",
+      "f2-lease-stolen",
+      "q4-lock-column-mapped",
+      "f4-race-to-acquire",
+    ],
+  ],
   [390, 844, ["advisory-not-enforced", "f2-lease-stolen"]],
 ] as const) {
   test(`at ${width} px each card draws its whole run, every variant and its markers, and nothing overflows`, async ({

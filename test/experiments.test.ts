@@ -32,7 +32,7 @@ interface Phase {
 }
 
 interface SavedRun {
-  lanes: { operationId: string; phases: Phase[] }[];
+  lanes: { operationId: string; phases: Phase[]; lease: { acquiredAt: string } | null }[];
   history: { f: string; type: string }[];
   snapshots: {
     localPrimaryIdentityId: string | null;
@@ -132,9 +132,15 @@ describe("the experiments", () => {
     const result = await run("q2-simultaneous-acquire");
     expect(result.observed.rowsUpdated).toBe(1);
     // The lease row itself, as the run read it at its end: taken once, its fence one above the seed's.
-    const lease = (await saved(result)).snapshots.at(-1)!.lease!;
+    const record = await saved(result);
+    const lease = record.snapshots.at(-1)!.lease!;
     expect(lease.expiresAt).not.toBeNull();
     expect(lease.fence).toBe(String(Number(result.observed.rowBefore.fence) + 1));
+    // Every contender is drawn: one acquire won (its lease band), the others refused.
+    const acquires = record.lanes.map((lane) => lane.phases.find((phase) => phase.name === "acquire")?.outcome);
+    expect(acquires.filter((outcome) => outcome === "won")).toHaveLength(1);
+    expect(acquires.filter((outcome) => outcome === "refused")).toHaveLength(result.observed.contenders - 1);
+    expect(record.lanes.filter((lane) => lane.lease !== null)).toHaveLength(1);
   });
 
   it("f4-race-to-acquire: two UPDATEs, one commits, the other updates 0 rows", async () => {

@@ -17,8 +17,8 @@ import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
 import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
 
-/** Ends a phase: its outcome and, if it has more to say, a new detail. */
-export type EndPhase = (outcome: PhaseOutcome, detail?: string | null) => void;
+/** Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now. */
+export type EndPhase = (outcome: PhaseOutcome, detail?: string | null, at?: string) => void;
 
 /** What the guards and the lab's faults need to report their phases. */
 export interface PhaseRecorder {
@@ -74,9 +74,9 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     const phase: Phase = { name, startedAt: dbNow(), endedAt: null, outcome: null, detail, accounts };
     this.lane.phases.push(phase);
     this.changed();
-    return (outcome, newDetail) => {
+    return (outcome, newDetail, at) => {
       if (phase.endedAt) return;
-      phase.endedAt = dbNow();
+      phase.endedAt = at ?? dbNow();
       phase.outcome = outcome;
       if (newDetail !== undefined) phase.detail = newDetail;
       this.changed();
@@ -169,6 +169,8 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   }
 
   private async refused(heldUntil: Date | null, acquire: EndPhase | undefined): Promise<void> {
+    // The 0-row answer came now; the holder's name is looked up after it.
+    const refusedAt = dbNow();
     const holder = await this.db
       .selectFrom("switch_journal")
       .select("operation_id")
@@ -178,9 +180,9 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       .catch(() => undefined);
     const by = holder ? `operation ${shortId(holder.operation_id)}` : "another operation";
     const until = heldUntil ? ` until ${clockTime(heldUntil.toISOString())}` : "";
-    acquire?.("refused", `0 rows: held by ${by}${until}`);
+    acquire?.("refused", `0 rows: held by ${by}${until}`, refusedAt);
     const message =
-      `Operation ${shortId(this.lane.operationId)} refused at ${clockTime(dbNow())}: ` +
+      `Operation ${shortId(this.lane.operationId)} refused at ${clockTime(refusedAt)}: ` +
       `${by} holds the lease${until}.`;
     await this.db
       .insertInto("operation_events")

@@ -125,6 +125,8 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       attempt(label, "support-switch", { identityId }, (operationId) =>
         supportSetPrimary(db, provider, { userId: ada.userId, identityId, operationId }),
       ),
+    /** A bare acquisition of ada's lease, no switch: `run` draws its own lane (see race.ts). */
+    acquire: (label: string, run: (operationId: string) => Promise<unknown>) => attempt(label, "acquire", {}, run),
     /** Records an operation run elsewhere (e.g. on another app instance), so the run shows it. */
     note: (operationId: string) => {
       operationIds.push(operationId);

@@ -7,7 +7,7 @@ export const simultaneousAcquire: Experiment = {
   question: "What if many requests try to take the lease at exactly the same moment?",
   failureMode: null,
   expected:
-    "Exactly one UPDATE changes the row; the others wait on its row lock, then re-check their WHERE against the committed row and match 0 rows.",
+    "Exactly one UPDATE changes the row; the others wait on its row lock, then re-check their WHERE against the committed row and match 0 rows, all of them right after its commit.",
   tryNext: "Fire a burst of 50 on the main page under `lease`: one 200, the rest 409, the audit consistent.",
   async run(lab) {
     await lab.fresh({});
@@ -18,8 +18,14 @@ export const simultaneousAcquire: Experiment = {
       observed: race,
       asExpected,
       explanation: asExpected
-        ? `${race.contenders} connections sent the acquiring UPDATE at once. One found the row unlocked and updated it (fence ${race.rowBefore.fence} → ${race.rowAfter.fence}), taking the row lock until its commit, held ${race.commitHeldMs} ms here to make it visible. While it held it, ${race.waitingSessionsSeen} sessions were seen waiting in pg_locks (${race.waitingSessions[0]?.wait_event_type ?? "?"}/${race.waitingSessions[0]?.wait_event ?? "?"}). When it committed, each waiter re-evaluated its WHERE against the newly committed row (READ COMMITTED re-checks an updated row), found an unexpired lease and updated 0 rows, answering after ${race.loserWaitMs.min}–${race.loserWaitMs.max} ms. No lock in Node, no retry: the database serializes the UPDATEs on one row, and the WHERE decides.`
-        : `Expected 1 row updated and ${race.contenders - 1} matching 0 rows with waiters seen; measured ${race.rowsUpdated} updated, ${race.matchedZeroRows} matched 0, ${race.waitingSessionsSeen} waiting seen.`,
+        ? [
+            `${race.contenders} connections sent the acquiring UPDATE at once.`,
+            `One found the row unlocked and updated it (fence ${race.rowBefore.fence} → ${race.rowAfter.fence}). Its transaction stayed open ${race.commitHeldMs} ms to make the wait visible; it committed at ${race.winnerCommittedMs} ms.`,
+            `Meanwhile ${race.waitingSessionsSeen} sessions were seen waiting for its row lock in pg_locks (${race.waitingSessions[0]?.wait_event_type ?? "?"}/${race.waitingSessions[0]?.wait_event ?? "?"}).`,
+            `When it committed, each waiter re-checked its WHERE against the committed row (READ COMMITTED re-checks an updated row), found an unexpired lease and updated 0 rows. They answered between ${race.loserWaitMs.min} and ${race.loserWaitMs.max} ms, each committing at once as the app's autocommitted UPDATE does. (A 0-row UPDATE that waited keeps the row lock until its own commit: losers that kept their transactions open would queue one behind another.)`,
+            "No lock in Node and no retry: the database serialises the UPDATEs on one row, and the WHERE decides.",
+          ].join(" ")
+        : `Expected 1 row updated and ${race.contenders - 1} matching 0 rows with waiters seen; measured ${race.rowsUpdated} updated, ${race.matchedZeroRows} matched 0, ${race.waitingSessionsSeen} waiting seen. Run it again: on a busy machine the contenders may not all have met the row lock at once.`,
     };
   },
 };

@@ -1,14 +1,18 @@
 /**
  * N acquires of ada's lease at the same instant, each on a connection of its own, as the database sees
- * them. Each runs the real acquiring statement in a transaction that stays open `holdMs` after it, so the
- * row lock the winner's UPDATE took is held long enough to be seen: meanwhile a sampler reads who waits,
- * from `pg_stat_activity` and `pg_locks`. (Autocommitted, as in the app, the same wait lasts microseconds.)
+ * them. Each runs the real acquiring statement in a transaction; the winner's stays open `holdMs` after it,
+ * so the row lock its UPDATE took is held long enough to be seen: meanwhile a sampler reads who waits, from
+ * `pg_stat_activity` and `pg_locks`. (Autocommitted, as in the app, the same wait lasts microseconds.) The
+ * losers commit at once, as the app's autocommitted UPDATE does: a 0-row UPDATE that waited keeps the row's
+ * lock until its own commit, so losers that held their transactions too would queue one behind another.
  * Straight to PostgreSQL: a pooler in front would queue the contenders for its own connections instead.
  */
 import { sql } from "kysely";
 import { createDb } from "../../../db/connection";
 import { config } from "../../core/config";
+import { OperationInProgress } from "../../core/problems";
 import { identityActionLease } from "../../switch/identity-action-lease";
+import { answerOf, startRecording } from "../lane-recorder";
 import { ada, type Lab } from "./lab";
 
 const applicationName = "lab:race";
@@ -56,16 +60,41 @@ export async function raceToAcquire(lab: Lab, requested: number, holdMs: number)
       }
     })();
 
+    // Each contender is a request of the run, drawn as a lane of its own: its acquire phase, won or
+    // refused, and the winner's lease. A loser is answered as the route answers it: 409.
     const started = performance.now();
     const results = await Promise.all(
-      Array.from({ length: contenders }, () =>
-        racePool.db.transaction().execute(async (trx) => {
-          const acquisition = await identityActionLease.acquire(trx, ada.userId, { ttlMs: 5_000 });
-          const answeredMs = Math.round(performance.now() - started);
-          await sql`SELECT pg_sleep(${holdMs / 1000})`.execute(trx);
-          return { acquired: acquisition.acquired, answeredMs };
-        }),
-      ),
+      Array.from({ length: contenders }, async (_, index) => {
+        const timing = { acquired: false, answeredMs: 0, committedMs: 0 };
+        await lab.acquire(`contender ${index + 1} of ${contenders}`, async (operationId) => {
+          const lane = await startRecording({ userId: ada.userId, toIdentityId: null, strategy: "lease", operationId });
+          let refusal: Promise<void> | null = null;
+          let heldUntil: Date | null = null;
+          await racePool.db.transaction().execute(async (trx) => {
+            lane.acquiring();
+            const acquisition = await identityActionLease.acquire(trx, ada.userId, { ttlMs: 5_000 });
+            timing.answeredMs = Math.round(performance.now() - started);
+            timing.acquired = acquisition.acquired;
+            if (acquisition.acquired) {
+              void lane.leaseEvent({ kind: "acquired", lease: acquisition.lease });
+              await sql`SELECT pg_sleep(${holdMs / 1000})`.execute(trx);
+              return;
+            }
+            // Ada exists (the run reset the seed): 0 rows means held. The phase ends now; the refusal's
+            // words are written after the commit, not inside the transaction.
+            heldUntil = acquisition.reason === "held" ? acquisition.heldUntil : null;
+            refusal = lane.leaseEvent({ kind: "refused", heldUntil });
+          });
+          timing.committedMs = Math.round(performance.now() - started);
+          await refusal;
+          if (timing.acquired) return void (await lane.answer(200, null));
+          const refused = new OperationInProgress(heldUntil, 0);
+          const answer = answerOf(refused);
+          await lane.answer(answer.status, answer.problemType);
+          throw refused;
+        });
+        return timing;
+      }),
     );
     sampling = false;
     await sampler;
@@ -85,6 +114,7 @@ export async function raceToAcquire(lab: Lab, requested: number, holdMs: number)
       rowsUpdated: results.filter((result) => result.acquired).length,
       matchedZeroRows: losers.length,
       winnerAnsweredMs: results.find((result) => result.acquired)?.answeredMs ?? null,
+      winnerCommittedMs: results.find((result) => result.acquired)?.committedMs ?? null,
       loserWaitMs: { min: losers[0] ?? null, max: losers.at(-1) ?? null },
       commitHeldMs: holdMs,
       rowBefore: row(before),

@@ -15,7 +15,8 @@ import type { Lane } from "../lane";
 export interface HistoryOp {
   process: number;
   type: "invoke" | "ok" | "fail" | "info";
-  f: "switch" | "rename" | "support-switch";
+  /** `acquire`: a bare acquisition of the lease, no switch (the races of Q2 and F4). */
+  f: "switch" | "rename" | "support-switch" | "acquire";
   value: Record<string, unknown>;
   at: string;
   /** Beyond Jepsen's fields: which request it was, in the run's words. */
@@ -122,7 +123,7 @@ export const importedRunSchema = z.strictObject({
       z.strictObject({
         process: z.number().int().min(0),
         type: z.enum(["invoke", "ok", "fail", "info"]),
-        f: z.enum(["switch", "rename", "support-switch"]),
+        f: z.enum(["switch", "rename", "support-switch", "acquire"]),
         value: z.record(z.string(), z.unknown()),
         at: iso,
         operationId: z.uuid(),
