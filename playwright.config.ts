@@ -40,6 +40,9 @@ export default defineConfig({
   forbidOnly: true,
   retries: 0,
   timeout: 60_000,
+  // A web-first assertion waits for its condition: on 2 cores running three apps, three browsers and their
+  // databases, a switch's answer (three 800 ms provider calls) can take longer than Playwright's 5 s default.
+  expect: { timeout: 10_000 },
   reporter: [["list"]],
   use: {
     baseURL: worker?.baseUrl,

@@ -9,6 +9,8 @@ const adaLanes = async (request: APIRequestContext) =>
     .length;
 
 const github = "Make primary for GitHub · @ada";
+/** A switch is three 800 ms provider calls; a worker's first one also waits for its app to warm up. */
+const answered = { timeout: 15_000 };
 
 test("with the client guard off, doubleClick reaches the server twice: one switch, one 409", async ({
   page,
@@ -20,8 +22,8 @@ test("with the client guard off, doubleClick reaches the server twice: one switc
   await doubleClick(page.getByRole("button", { name: github }));
 
   const row = identityRow(page, "github|8812");
-  await expect(row.getByRole("alert")).toHaveText("Another operation is already in progress");
-  await expect(row.getByText("Switched: now primary")).toBeVisible();
+  await expect(row.getByRole("alert")).toHaveText("Another operation is already in progress", answered);
+  await expect(row.getByText("Switched: now primary")).toBeVisible(answered);
   expect(await adaLanes(request)).toBe(2);
 });
 
@@ -34,12 +36,12 @@ test("the client guard stops Playwright's dblclick, not two clicks in one task: 
 
   await page.getByRole("button", { name: github }).dblclick();
   const row = identityRow(page, "github|8812");
-  await expect(row.getByText("Switched: now primary")).toBeVisible();
+  await expect(row.getByText("Switched: now primary")).toBeVisible(answered);
   expect(await adaLanes(request)).toBe(1);
 
   await doubleClick(page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }));
   const email = identityRow(page, "auth0|ada-email");
-  await expect(email.getByRole("alert")).toHaveText("Another operation is already in progress");
-  await expect(email.getByText("Switched: now primary")).toBeVisible();
+  await expect(email.getByRole("alert")).toHaveText("Another operation is already in progress", answered);
+  await expect(email.getByText("Switched: now primary")).toBeVisible(answered);
   expect(await adaLanes(request)).toBe(3);
 });
