@@ -3,7 +3,6 @@
 import { useQuery } from "@tanstack/react-query";
 import type { UserAudit } from "./api";
 import { auditQuery } from "./queries";
-import { SettingsBanner } from "./SettingsBanner";
 
 const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hour12: false }) + iso.slice(19, 23);
 
@@ -32,7 +31,6 @@ export function AuditPanel({ selected }: { selected: string | null }) {
   return (
     <section className="card" aria-labelledby="audit-heading">
       <h2 id="audit-heading">Audit: app vs provider</h2>
-      <SettingsBanner />
       {wrong.length > 0 && (
         <div role="alert">
           <p className="verdict bad" data-testid="audit-verdict">

@@ -14,6 +14,7 @@ import { PoolPanel } from "./PoolPanel";
 import { ProviderPanel } from "./ProviderPanel";
 import { instancesQuery, labSettingsQuery, presetsQuery, queryKeys, sessionQuery } from "./queries";
 import { ServedByPanel } from "./ServedByPanel";
+import { SettingsBanner } from "./SettingsBanner";
 import { SignIn } from "./SignIn";
 import { Timeline } from "./Timeline";
 import { useLabStream } from "./useLabStream";
@@ -82,6 +83,8 @@ export function LabApp() {
         <div className="story-main">
           <Timeline selected={selected} onSelect={setSelected} />
           <AuditPanel selected={selected} />
+          {/* Right after the audit; on a phone after the timeline, which follows the verdict within one screen. */}
+          <SettingsBanner />
           {/* Under `transaction` each switch holds a pooled connection for its whole run: the gauge is the lesson. */}
           {holdsConnections && <PoolPanel />}
         </div>

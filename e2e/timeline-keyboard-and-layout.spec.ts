@@ -112,6 +112,8 @@ test.describe("the main page for a class", () => {
     await signInAs(page, "Ada Lovelace");
     await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).dblclick();
     await expect(page.locator("svg g[data-operation-id]")).toHaveCount(2);
+    // Measured once settled: while it settles, the verdict's element is replaced as its words change.
+    await expect(page.getByTestId("audit-verdict")).toHaveText(/^Consistent/, { timeout: 20_000 });
     const box = async (locator: ReturnType<Page["locator"]>) => (await locator.boundingBox())!;
     const makePrimary = await box(page.getByRole("button", { name: /^Make primary for/ }).first());
     const timeline = await box(page.locator(".timeline-plot"));
