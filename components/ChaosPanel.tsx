@@ -2,7 +2,8 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { bounds, latencyModes, providerEndpoints, scriptedOutcomes } from "@/lib/lab/settings-schema";
+import { bounds } from "@/lib/lab/settings-schema";
+import { latencyModes, providerEndpoints, scriptedOutcomes } from "@/lib/provider-sim/chaos-settings";
 import type { LabSettings, ProviderEndpoint, ScriptedOutcome } from "./api";
 import { CheckboxField, Field, NumberField } from "./fields";
 import { presetsQuery } from "./queries";

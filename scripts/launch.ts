@@ -11,7 +11,7 @@ import { prepareDatabase } from "../db/prepare";
 import { PartNotInstalled } from "./parts/part-process";
 import { checkInstalled, startParts } from "./parts/production-parts";
 import { config } from "../lib/core/config";
-import { ensureProvider } from "../lib/provider-sim/process-control";
+import { ensureProvider } from "../lib/lab/provider-process-control";
 
 const [mode = "dev", ...launchArgs] = process.argv.slice(2);
 if (mode !== "dev" && mode !== "start")

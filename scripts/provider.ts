@@ -1,6 +1,6 @@
 /** `npm run provider:stop` stops the simulated provider that `npm run dev` started and left running. */
 import { config } from "../lib/core/config";
-import { stopProvider } from "../lib/provider-sim/process-control";
+import { stopProvider } from "../lib/lab/provider-process-control";
 
 const [command] = process.argv.slice(2);
 if (command !== "stop") throw new Error("usage: provider stop");

@@ -13,10 +13,9 @@ import {
   labSettingsSchema,
   type LabSettings,
   type CrashPoint,
-  type ProviderEndpoint,
-  type ScriptedOutcome,
   type StallPoint,
 } from "./settings-schema";
+import type { ProviderEndpoint, ScriptedOutcome } from "../provider-sim/chaos-settings";
 
 /** The settings in force; with the lab switched off, always the defaults. */
 export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings> {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { defaultLabSettings, effectiveChaos, type Chaos } from "../lab/settings-schema";
+import { defaultProviderSettings, effectiveChaos, type Chaos } from "./chaos-settings";
 import { randomForDraw, rollOutcome, sampleLatency, seededRandom } from "./chaos";
 
-const calm: Chaos = effectiveChaos(defaultLabSettings, "link");
+const calm: Chaos = effectiveChaos(defaultProviderSettings, "link");
 const samples = (chaos: Chaos, count: number) => {
   const random = seededRandom(42);
   return Array.from({ length: count }, () => sampleLatency(chaos, random)).sort((a, b) => a - b);

@@ -2,7 +2,7 @@
  * The simulated provider's dice: which outcome a call gets and how long it takes. Pure functions of the
  * settings and a random source, so a seeded source makes a whole run repeatable.
  */
-import type { Chaos, ScriptedOutcome } from "../lab/settings-schema";
+import type { Chaos, ScriptedOutcome } from "./chaos-settings";
 
 export type Random = () => number;
 

@@ -8,16 +8,16 @@ import type { Kysely } from "kysely";
 import { delay, http, HttpResponse } from "msw";
 import { z } from "zod";
 import { seedProviderAccounts } from "../../db/seed-data";
+import { CallTransit, machineNow, RecentTimes } from "./call-timing";
 import {
   effectiveChaos,
   type Chaos,
-  type LabSettings,
   type ProviderEndpoint,
+  type ProviderSettings,
   type ScriptedOutcome,
-} from "../lab/settings-schema";
-import { CallTransit, machineNow, RecentTimes } from "./call-timing";
+} from "./chaos-settings";
 import { randomForDraw, rollOutcome, sampleLatency, type Random } from "./chaos";
-import type { ProviderHealth } from "./process-control";
+import type { ProviderHealth } from "./health";
 import type { IdpDatabase } from "./schema";
 import {
   getAccount,
@@ -39,9 +39,12 @@ const renameBodySchema = z.object({ name: z.string().min(1).max(300) });
 /** How long a "hanging" provider waits for its caller to give up before it gives up itself. */
 const hangLimitMs = 120_000;
 
-/** Where the simulator's knobs come from: the lab's shared settings, and its one-shot scripted outcomes. */
+/**
+ * The simulator's port for its knobs: whoever drives it (the lab) says what they are for each call, and
+ * hands out the one-shot scripted outcomes, each once.
+ */
 export interface ChaosSource {
-  settings(): Promise<LabSettings>;
+  settings(): Promise<ProviderSettings>;
   takeScriptedOutcome(endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null>;
 }
 
@@ -77,20 +80,18 @@ export function simulatedProviderHandlers(
       const sentAt = transit.sentAt(request);
       const settings = await chaosSource.settings();
       // A rename (profile update) has no per-endpoint overrides or script: the lab's global latency and failures.
-      const chaos: Chaos = name === "rename" ? settings.provider : effectiveChaos(settings, name);
-      const random = await randomSource(db, settings.provider.seed);
+      const chaos: Chaos = name === "rename" ? settings : effectiveChaos(settings, name);
+      const random = await randomSource(db, settings.seed);
       const scripted =
-        name !== "rename" && settings.provider.script[name].length > 0
-          ? await chaosSource.takeScriptedOutcome(name)
-          : null;
+        name !== "rename" && settings.script[name].length > 0 ? await chaosSource.takeScriptedOutcome(name) : null;
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const fencing = {
         fence: fenceOf(request),
         holder: request.headers.get("X-Operation-Id"),
-        enforce: settings.provider.enforceFencing,
+        enforce: settings.enforceFencing,
       };
-      const { applyLimitMs } = settings.provider;
+      const { applyLimitMs } = settings;
       // The limit holds even when a timer fires late on a busy process: past it, nothing is applied.
       const apply = () =>
         machineNow() - sentAt > applyLimitMs

@@ -7,14 +7,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getResponse } from "msw";
-import { createDb, kyselyOn } from "../../db/connection";
-import type { Database } from "../../db/schema";
+import type pg from "pg";
+import { createDb } from "../../db/connection";
 import { seedProviderAccounts } from "../../db/seed-data";
-import type { ProviderEndpoint } from "../lab/settings-schema";
-import { getLabSettings, takeScriptedOutcome } from "../lab/settings-store";
 import { arrivedAtHeader, machineNow } from "./call-timing";
-import { simulatedProviderHandlers } from "./handlers";
-import { databaseOf, providerService } from "./process-control";
+import { simulatedProviderHandlers, type ChaosSource } from "./handlers";
+import { databaseOf, providerService } from "./health";
 import type { IdpDatabase } from "./schema";
 import { seedIfEmpty } from "./store";
 
@@ -26,14 +24,17 @@ export interface ProviderServer {
   close(): Promise<void>;
 }
 
-export async function startProviderServer(databaseUrl: string, port: number): Promise<ProviderServer> {
+/**
+ * The provider on `port` (0: any free one), its state in `databaseUrl`'s `idp` schema; its knobs from
+ * `chaosSourceOn`, given the provider's own pool (the lab reads its settings from the same database).
+ */
+export async function startProviderServer(
+  databaseUrl: string,
+  port: number,
+  chaosSourceOn: (pool: pg.Pool) => ChaosSource,
+): Promise<ProviderServer> {
   const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10);
-  const labTables = kyselyOn<Database>(pool);
-  const chaosSource = {
-    settings: () => getLabSettings(labTables),
-    takeScriptedOutcome: (endpoint: ProviderEndpoint) => takeScriptedOutcome(labTables, endpoint),
-  };
-  const handlers = simulatedProviderHandlers(routedOrigin, db, chaosSource, {
+  const handlers = simulatedProviderHandlers(routedOrigin, db, chaosSourceOn(pool), {
     service: providerService,
     database: databaseOf(databaseUrl),
     pid: process.pid,

@@ -4,7 +4,8 @@
  * killed in the middle of it. Started on a free port by the first app of its database, as a child of the
  * process that started that app (the global set-up, a test file's worker), and ending with it.
  */
-import { databaseOf, probeProvider, startChildProvider } from "../../lib/provider-sim/process-control";
+import { probeProvider, startChildProvider } from "../../lib/lab/provider-process-control";
+import { databaseOf } from "../../lib/provider-sim/health";
 
 /**
  * The providers started so far, by database: in this process, and in `process.env` for the processes it

@@ -1,0 +1,16 @@
+/** What the simulated provider says of itself at `GET /lab/health`, so that a starter can tell it from another program. */
+
+/** What `GET /lab/health` answers: that this is the lab's provider, and which database it keeps its state in. */
+export interface ProviderHealth {
+  service: typeof providerService;
+  database: string;
+  pid: number;
+}
+
+export const providerService = "lease-lock-lab-provider";
+
+/** Which database a provider keeps its state in, as its health answers it: host, port and name, no password. */
+export function databaseOf(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  return `${url.hostname}:${url.port || 5432}${url.pathname}`;
+}
