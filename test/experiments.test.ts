@@ -167,6 +167,10 @@ describe("the experiments", () => {
     expect(end.lease).toMatchObject({ held: false, expiresAt: null });
     expect(end.localPrimaryIdentityId).toBe("github|8812");
     expect(phasesOf(record, ours, "release").filter((phase) => phase.outcome === "failed")).toHaveLength(2);
+    // The textbook's switch is drawn as the lease it took: its band, and its one release, failed.
+    const textbook = result.operationIds[0]!;
+    expect(record.lanes.find((lane) => lane.operationId === textbook)?.lease).not.toBeNull();
+    expect(phasesOf(record, textbook, "release").map((phase) => phase.outcome)).toEqual(["failed"]);
   });
 
   it("q3-ttl-too-long: a crash locks the user out for the whole TTL; the sweep recommends a shorter one", async () => {

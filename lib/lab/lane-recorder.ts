@@ -228,6 +228,19 @@ export async function startRecording(lane: {
   return new OperationRecorder(db, lane);
 }
 
+/** Runs a request's work and records its answer on its lane: 200, or what the route answers for its error. */
+export async function answering<T>(recorder: OperationRecorder, work: () => Promise<T>): Promise<T> {
+  try {
+    const result = await work();
+    await recorder.answer(200, null);
+    return result;
+  } catch (error) {
+    const { status, problemType } = answerOf(error);
+    await recorder.answer(status, problemType);
+    throw error;
+  }
+}
+
 /** Records a request's answer: a result (200) or the problem it failed with. */
 export function answerOf(error: unknown): { status: number; problemType: string | null } {
   const problem = problemFor(error);

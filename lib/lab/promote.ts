@@ -17,7 +17,7 @@ import {
 } from "../switch/switch-primary";
 import { getLabSettings } from "./settings-store";
 import { guardFor } from "./strategies";
-import { answerOf, startRecording } from "./lane-recorder";
+import { answering, startRecording } from "./lane-recorder";
 import { recordedGuard, recordingProvider } from "./recorded";
 
 export async function promote(
@@ -39,11 +39,11 @@ export async function promote(
     strategy: "unknown",
     operationId,
   });
-  try {
+  return answering(recorder, async () => {
     const settings = await getLabSettings(db);
     recorder.setStrategy(settings.strategy);
     const guard = recordedGuard(guardFor(db, settings, recorder), recorder, settings.strategy === "lease");
-    const result = await run(
+    return run(
       db,
       recordingProvider(provider, recorder),
       guard,
@@ -51,13 +51,7 @@ export async function promote(
       idempotencyKey,
       settings.leaseTtlMs,
     );
-    await recorder.answer(200, null);
-    return result;
-  } catch (error) {
-    const { status, problemType } = answerOf(error);
-    await recorder.answer(status, problemType);
-    throw error;
-  }
+  });
 }
 
 function run(

@@ -5,6 +5,7 @@ import { unjournaled, type Guard } from "../../switch/guard";
 import { identityActionLease } from "../../switch/identity-action-lease";
 import { findUser, savePrimary } from "../../switch/users";
 import { labFaultHooks } from "../faults";
+import type { OperationRecorder } from "../lane-recorder";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
@@ -15,29 +16,58 @@ const ttlMs = 5_000;
 /**
  * The textbook lease: acquire, work, release in `finally`, with nothing between the release and the
  * caller, so a release that throws replaces the work's result with its error. Its release fails as the
- * lab's `releaseFailures` fault says, as ours does.
+ * lab's `releaseFailures` fault says, as ours does. What it does is told to the lane (`lane`).
  */
-const textbookLease = (hooks: LeaseHooks): Guard => ({
-  async run({ db, userId }, body) {
-    const acquisition = await identityActionLease.acquire(db, userId, { ttlMs });
-    if (!acquisition.acquired)
-      throw new OperationInProgress(acquisition.reason === "held" ? acquisition.heldUntil : null, 0);
-    const deadline = new Deadline(textbookTimeoutMs);
-    const save = async (primaryIdentityId: string) => void (await savePrimary(db, userId, primaryIdentityId));
-    try {
-      return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary: save, ...unjournaled });
-    } finally {
-      deadline.dispose();
-      hooks.beforeRelease?.(1);
-      await acquisition.lease.release();
-    }
-  },
-});
+const textbookLease =
+  (hooks: LeaseHooks) =>
+  (lane: OperationRecorder): Guard => ({
+    async run({ db, userId }, body) {
+      const acquisition = await identityActionLease.acquire(db, userId, { ttlMs });
+      if (!acquisition.acquired) {
+        const heldUntil = acquisition.reason === "held" ? acquisition.heldUntil : null;
+        await lane.leaseEvent({ kind: "refused", heldUntil });
+        throw new OperationInProgress(heldUntil, 0);
+      }
+      await lane.leaseEvent({ kind: "acquired", lease: acquisition.lease });
+      const deadline = new Deadline(textbookTimeoutMs);
+      const save = async (primaryIdentityId: string) => void (await savePrimary(db, userId, primaryIdentityId));
+      const release = async () => {
+        try {
+          hooks.beforeRelease?.(1);
+          await acquisition.lease.release();
+          await lane.leaseEvent({ kind: "released" });
+        } catch (error) {
+          await lane.leaseEvent({ kind: "release-failed", attempt: 1, attempts: 1, error });
+          throw error;
+        }
+      };
+      try {
+        return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary: save, ...unjournaled });
+      } finally {
+        deadline.dispose();
+        // The textbook's flaw, kept: a release that throws here replaces the body's result.
+        await release();
+      }
+    },
+  });
 
 /** A switch whose release fails, a second switch right after it, and when the lease became free again. */
-async function releaseFails(lab: Lab, label: string, releaseFailures: number, guard?: (hooks: LeaseHooks) => Guard) {
-  const settings = await lab.fresh({ leaseTtlMs: ttlMs, provider: slowSwitchCalls(150), faults: { releaseFailures } });
-  const first = await lab.switchTo(ada.github, label, guard?.(labFaultHooks(lab.db, settings)));
+async function releaseFails(
+  lab: Lab,
+  variant: string,
+  label: string,
+  releaseFailures: number,
+  guard?: (hooks: LeaseHooks) => (lane: OperationRecorder) => Guard,
+) {
+  const settings = await lab.fresh(
+    { leaseTtlMs: ttlMs, provider: slowSwitchCalls(150), faults: { releaseFailures } },
+    variant,
+  );
+  const first = await lab.switchTo(
+    ada.github,
+    label,
+    guard && { strategy: "lease", guard: guard(labFaultHooks(lab.db, settings)) },
+  );
   const meanwhile = await lab.switchTo(ada.email, "second switch, right after the first answered");
   await lab.leaseFreeAfter(ttlMs * 2);
   const leaseFreeAfterAnswerMs = lab.sinceStart() - first.endedMs;
@@ -73,8 +103,19 @@ export const releaseFailsAfterCalls: Experiment = {
   tryNext:
     "Set the fault `releaseFailures` to 2 on the main page, click Make primary (200), click again at once (409), and watch the events: two failed releases, then the lease is free; set it to 4 and the TTL frees it.",
   async run(lab) {
-    const textbook = await releaseFails(lab, "textbook switch (its release fails)", 1, textbookLease);
-    const ours = await releaseFails(lab, "our switch (its first two releases fail)", 2);
+    const textbook = await releaseFails(
+      lab,
+      "textbook: release in finally, its error to the caller",
+      "textbook switch (its release fails)",
+      1,
+      textbookLease,
+    );
+    const ours = await releaseFails(
+      lab,
+      "ours: the release retried in the background",
+      "our switch (its first two releases fail)",
+      2,
+    );
     const asExpected =
       textbook.first.status === 500 &&
       textbook.providerWritesApplied === 2 &&

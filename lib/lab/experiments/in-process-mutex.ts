@@ -38,7 +38,9 @@ async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | 
     : lab.switchTo(
         ada.email,
         "switch on the other instance (simulated: its own memory)",
-        settings.strategy === "in-process" ? inProcessGuard(ttlMs, new Map()) : undefined,
+        settings.strategy === "in-process"
+          ? { strategy: "in-process", guard: () => inProcessGuard(ttlMs, new Map()) }
+          : undefined,
       );
   const [here, there] = await Promise.all([lab.switchTo(ada.github, "switch on this instance"), elsewhere]);
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);

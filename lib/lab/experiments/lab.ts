@@ -18,7 +18,9 @@ import type { Guard } from "../../switch/guard";
 import { identityActionLease } from "../../switch/identity-action-lease";
 import { promoteToPrimary } from "../../switch/switch-primary";
 import { auditConsistency, type UserAudit } from "../audit";
+import { answering, startRecording, type OperationRecorder } from "../lane-recorder";
 import { promote } from "../promote";
+import { recordedGuard, recordingProvider } from "../recorded";
 import { rename } from "../rename";
 import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";
@@ -43,6 +45,12 @@ export interface Attempt {
   problemType: string | null;
   startedMs: number;
   endedMs: number;
+}
+
+/** A guard an experiment brings (a textbook lease, a second memory), and the strategy its lane names. */
+export interface OwnGuard {
+  strategy: string;
+  guard: (lane: OperationRecorder) => Guard;
 }
 
 /** Latency settings for the provider's switch calls, scaled down so a run fits in seconds. */
@@ -109,11 +117,28 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
     recording: () => recorder.finish(),
     /** Resolves when `ms` have passed since the run started. */
     at: (ms: number) => pause(Math.max(0, ms - sinceStart())),
-    /** A switch of ada's primary as the route runs it (the settings choose the guard), or under `guard`. */
-    switchTo: (identityId: string, label: string, guard?: Guard) =>
-      attempt(label, "switch", { identityId }, (operationId) => {
+    /**
+     * A switch of ada's primary as the route runs it (the settings choose the guard), or under a guard of
+     * the experiment's own (`own`), recorded on its lane as the route's are.
+     */
+    switchTo: (identityId: string, label: string, own?: OwnGuard) =>
+      attempt(label, "switch", { identityId }, async (operationId) => {
         const request = { userId: ada.userId, identityId, operationId };
-        return guard ? promoteToPrimary(db, provider, guard, request) : promote(db, provider, request);
+        if (!own) return promote(db, provider, request);
+        const recorder = await startRecording({
+          userId: ada.userId,
+          toIdentityId: identityId,
+          strategy: own.strategy,
+          operationId,
+        });
+        return answering(recorder, () =>
+          promoteToPrimary(
+            db,
+            recordingProvider(provider, recorder),
+            recordedGuard(own.guard(recorder), recorder, own.strategy === "lease"),
+            request,
+          ),
+        );
       }),
     /** `PATCH /api/users/ada` as the route runs it. */
     rename: (displayName: string, label: string) =>

@@ -50,6 +50,15 @@ interface Request {
 /** The phase a provider call of a lane-less request (the support tool, a rename) stands for. */
 const phaseOfMethod: Record<string, Phase["name"]> = { GET: "recover", DELETE: "unlink", POST: "link" };
 
+/** What a lane drawn from the provider's log names as its strategy: only these requests record none. */
+const lanelessStrategy: Record<HistoryOp["f"], string> = {
+  "support-switch": "support tool (no lock)",
+  rename: "rename (no lease)",
+  // Both record their lanes; one missing (its process died first) is named as what it is.
+  switch: "switch (its lane was not recorded)",
+  acquire: "acquisition (its lane was not recorded)",
+};
+
 /** A lane drawn from the provider's log, for a request that records none of its own (it takes no lease). */
 function laneFromCalls(userId: string, request: Request, calls: ProviderCall[]): Lane {
   const phases: Phase[] = calls
@@ -65,7 +74,7 @@ function laneFromCalls(userId: string, request: Request, calls: ProviderCall[]):
     operationId: request.operationId,
     userId,
     instance: "",
-    strategy: request.f === "support-switch" ? "support tool (no lock)" : "rename (no lease)",
+    strategy: lanelessStrategy[request.f],
     toIdentityId: request.toIdentityId,
     requestedAt: request.invokedAt,
     answeredAt: request.answeredAt,
