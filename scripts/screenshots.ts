@@ -1,7 +1,7 @@
 /**
  * `npm run screenshots` (after `npm run build`): starts the built app on a fresh database of its own, stages
- * a double click under `lease`, `none` and `transaction` in Chromium, and saves each timeline as a PNG into
- * docs/screenshots/ (the pictures the README shows).
+ * a double click under `lease`, `none` and `transaction` in Chromium, runs two of Learn's experiments, and
+ * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures the README shows).
  */
 import { chromium, type Page } from "@playwright/test";
 import { existsSync, mkdirSync } from "node:fs";
@@ -29,7 +29,8 @@ try {
   await save(page, "lease-double-click.png");
 
   // Two switches of one user, to two identities, with nothing between them: the provider ends up split.
-  await stage(page, { strategy: "none", provider: { latencyMs: 300 } });
+  // Slow calls, so that the second switch unlinks before the first links however long the clicks take.
+  await stage(page, { strategy: "none", provider: { latencyMs: 2_000, endpoints: { get: { latencyMs: 20 } } } });
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await page.getByRole("button", { name: "Make primary for Apple · ada@icloud.test" }).click();
   await answered(page, 2);
@@ -41,9 +42,27 @@ try {
   await answered(page, 2);
   await verdict(page, /^Consistent/);
   await save(page, "transaction-double-click.png");
+
+  // Learn: a card after its run, its picture with the numbered facts, and the steps that cite them.
+  await page.setViewportSize({ width: 1280, height: 1400 });
+  for (const experiment of ["f2-lease-stolen", "f3-release-fails"]) await runCard(page, experiment);
 } finally {
   await browser.close();
   await app.stop();
+}
+
+/** Runs one of Learn's cards and saves it, once its verdict is in and its saved run is drawn. */
+async function runCard(page: Page, experiment: string): Promise<void> {
+  await page.goto("/learn");
+  const card = page.locator(`section[data-experiment="${experiment}"]`);
+  await card.getByRole("button", { name: /^Run/ }).click();
+  await card
+    .getByRole("status")
+    .getByText(/^Verdict: /)
+    .waitFor({ timeout: 60_000 });
+  await card.locator(".tl-mark").first().waitFor();
+  await card.screenshot({ path: path.join(outputDir, `learn-${experiment}.png`), animations: "disabled" });
+  console.log(`[screenshots] saved docs/screenshots/learn-${experiment}.png`);
 }
 
 /** A fresh lab with these settings, and the page signed in as Ada. */
