@@ -5,10 +5,11 @@ test("the textbook lease with a pause longer than its TTL: the banner says the o
   page,
   request,
 }) => {
+  // A TTL long enough that the page, however late its stream, shows the lease held before it expires.
   await resetLab(request, {
     leaseSafeguards: false,
-    leaseTtlMs: 1_000,
-    faults: { stall: { at: "acquired", ms: 3_000 } },
+    leaseTtlMs: 3_000,
+    faults: { stall: { at: "acquired", ms: 6_000 } },
     provider: { latencyMs: 100 },
   });
   await signInAs(page, "Ada Lovelace");

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { identityRow, resetLab, signInAs } from "./lab";
+import { identityRow, readLab, resetLab, signInAs } from "./lab";
 
 /** Two correct switches under `lease`, the second sent as soon as the first answered. */
 async function switchTwiceBackToBack(page: Page): Promise<void> {
@@ -66,7 +66,7 @@ for (const viewport of [
 
       const band = page.locator('svg rect.tl-lease[data-lease-end="kept"]');
       await expect(band).toHaveCount(1);
-      const { operations } = await (await request.get("/api/lab/timeline?userId=ada")).json();
+      const { operations } = await readLab(request, "/api/lab/timeline?userId=ada");
       expect(operations[0].lease.releasedAt).toBeNull();
       expect(await band.getAttribute("data-lease-until")).toBe(operations[0].lease.expiresAt);
       await expect(page.locator("svg g[data-operation-id]")).toContainText("lease kept until");
@@ -79,7 +79,7 @@ for (const viewport of [
       await expect
         .poll(
           async () => {
-            const timeline = await (await request.get("/api/lab/timeline?userId=ada")).json();
+            const timeline = await readLab(request, "/api/lab/timeline?userId=ada");
             return timeline.operations.filter(
               (lane: { toIdentityId: string | null; status: number | null }) =>
                 lane.toIdentityId === null && lane.status === 200,

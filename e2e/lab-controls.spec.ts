@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { identityRow, openLabControls, resetLab, signInAs } from "./lab";
+import { identityRow, openLabControls, readLab, resetLab, signInAs } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -80,6 +80,6 @@ test("a banner beside the audit names every setting that is not the default; Res
 
   await banner.getByRole("button", { name: "Reset the lab" }).click();
   await expect(banner).toContainText("The lab runs its default settings.");
-  const settings = await (await request.get("/api/lab")).json();
+  const settings = await readLab(request, "/api/lab");
   expect([settings.strategy, settings.leaseTtlMs]).toEqual(["lease", 10_000]);
 });

@@ -42,3 +42,11 @@ export async function expectNoSidewaysScroll(page: Page): Promise<void> {
   }));
   expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
 }
+
+/**
+ * A read of the lab's JSON after a wait (a race, a settling audit): the test's connection may have been
+ * idle about as long as the server keeps one open (5 s), and a reused socket the server just closed is reset
+ * before the request is sent.
+ */
+export const readLab = async (request: APIRequestContext, path: string) =>
+  (await request.get(path, { maxRetries: 1 })).json();

@@ -1,5 +1,13 @@
 import { expect, test, type Page } from "@playwright/test";
-import { expectNoSidewaysScroll, identityRow, openLabControls, resetLab, seriousViolations, signInAs } from "./lab";
+import {
+  expectNoSidewaysScroll,
+  identityRow,
+  openLabControls,
+  readLab,
+  resetLab,
+  seriousViolations,
+  signInAs,
+} from "./lab";
 
 const chart = (page: Page) => page.getByRole("group", { name: /^Operations over time/ });
 const detail = (page: Page) => page.locator(".timeline-detail");
@@ -57,7 +65,7 @@ for (const viewport of [
       const counts = await burst(page, 10);
       expect(counts["200"]).toBe(1);
       expect(counts["409"]).toBe(9);
-      const { operations } = await (await page.request.get("/api/lab/timeline?userId=ada")).json();
+      const { operations } = await readLab(page.request, "/api/lab/timeline?userId=ada");
       expect(operations).toHaveLength(10);
 
       const group = page.locator("svg g[data-refused-group]");

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { identityRow, openLabControls, resetLab, signInAs } from "./lab";
+import { identityRow, openLabControls, readLab, resetLab, signInAs } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -22,7 +22,7 @@ test("a crash armed from the page stops the next switch dead: a crashed phase an
   await expect(identityRow(page, "github|8812").getByRole("alert")).toHaveText(/^The operation crashed \(lab fault\)/);
   await expect(lane(page).locator("rect.tl-crashed.failed")).toHaveCount(1);
   await expect(lane(page).locator("rect.tl-release")).toHaveCount(0);
-  const { operations } = await (await request.get("/api/lab/timeline?userId=ada")).json();
+  const { operations } = await readLab(request, "/api/lab/timeline?userId=ada");
   expect(operations[0].phases.map((phase: { name: string }) => phase.name)).toEqual(["acquire", "unlink", "crashed"]);
   // One-shot: taken by this switch, so no longer armed.
   await expect(page.getByText(/^Crash armed/)).toBeHidden();
@@ -54,7 +54,7 @@ test("the lab panel switches lockColumnMapped, with its label", async ({ page, r
   // Checked once the server has taken the change (the box shows the shared settings).
   await page.getByLabel("Lock column mapped").click();
   await expect(page.getByLabel("Lock column mapped")).toBeChecked();
-  expect((await (await request.get("/api/lab")).json()).lockColumnMapped).toBe(true);
+  expect((await readLab(request, "/api/lab")).lockColumnMapped).toBe(true);
 });
 
 test("the identities panel renames the user, and says why a bad name is refused", async ({ page }) => {

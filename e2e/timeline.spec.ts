@@ -1,6 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { startApp } from "../test/harness/app-server";
-import { identityRow, labDatabaseUrl, openLabControls, resetLab, seriousViolations, signInAs } from "./lab";
+import { identityRow, labDatabaseUrl, openLabControls, readLab, resetLab, seriousViolations, signInAs } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -16,7 +16,7 @@ test("a double click shows two lanes that overlap in time, one refused at acquis
   await expect(identityRow(page, "github|8812").getByText("Switched: now primary")).toBeVisible();
   await expect(lanes(page)).toHaveCount(2);
 
-  const { operations } = await (await request.get("/api/lab/timeline?userId=ada")).json();
+  const { operations } = await readLab(request, "/api/lab/timeline?userId=ada");
   const [first, second] = operations;
   expect(Date.parse(second.requestedAt)).toBeLessThan(Date.parse(first.answeredAt));
   const refused = operations.find((lane: { status: number }) => lane.status === 409);

@@ -1,5 +1,6 @@
 /** The lab as its race tests see it: who switches what, and what the provider and the audit say happened. */
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
+import { readLab } from "../lab";
 import type { RaceResult } from "../race";
 
 export interface Switcher {
@@ -54,13 +55,6 @@ export const sendSwitch = (page: Page, { userId, identityId }: Switcher) =>
     },
     [userId, identityId] as const,
   );
-
-/**
- * A read after a race: the test's connection may have been idle about as long as the server keeps one
- * open (5 s), and a reused socket the server just closed is reset before the request is sent.
- */
-export const readLab = async (request: APIRequestContext, path: string) =>
-  (await request.get(path, { maxRetries: 1 })).json();
 
 export async function auditOf(request: APIRequestContext, userId: string): Promise<{ consistent: boolean }> {
   const audit = await readLab(request, "/api/lab/audit");
