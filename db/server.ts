@@ -47,6 +47,9 @@ export async function recreateDatabase(database: string): Promise<string> {
   return ensureDatabase(database);
 }
 
+/** A start under way in this process: callers at once (a set-up preparing several databases) share it. */
+let starting: Promise<string> | undefined;
+
 /** The URL of a server-level database to administer from (`postgres`), starting the embedded one if needed. */
 export async function ensureDatabaseServer(): Promise<string> {
   if (process.env.DATABASE_URL) {
@@ -54,6 +57,11 @@ export async function ensureDatabaseServer(): Promise<string> {
     url.pathname = "/postgres";
     return url.toString();
   }
+  starting ??= embeddedServer().finally(() => (starting = undefined));
+  return starting;
+}
+
+async function embeddedServer(): Promise<string> {
   const asked = process.env.EMBEDDED_PG_PORT ? Number(process.env.EMBEDDED_PG_PORT) : null;
   const running = runningServerPort();
   if (running !== null) {
@@ -67,7 +75,6 @@ export async function ensureDatabaseServer(): Promise<string> {
   mkdirSync(labDir, { recursive: true });
   removeStalePidFile();
   const port = await portToStartOn(asked);
-  const url = serverUrl(port);
   const log = openSync(path.join(labDir, "postgres.log"), "a");
   const child = spawn(
     process.execPath,
@@ -76,10 +83,14 @@ export async function ensureDatabaseServer(): Promise<string> {
   );
   child.unref();
 
-  // First start includes initdb; later starts take a second or two.
+  // First start includes initdb; later starts take a second or two. A child that gives up may have lost
+  // to another process of this checkout starting the same server: its server is waited for a while.
+  let childEndedAt: number | null = null;
   for (let waited = 0; waited < 120_000; waited += 250) {
-    if (runningServerPort() === port && (await canConnect(url))) return url;
-    if (child.exitCode !== null) break;
+    const running = runningServerPort();
+    if (running !== null && (await canConnect(serverUrl(running)))) return serverUrl(running);
+    if (child.exitCode !== null) childEndedAt ??= waited;
+    if (childEndedAt !== null && waited - childEndedAt > 20_000) break;
     await sleep(250);
   }
   throw new Error(`embedded PostgreSQL did not start on port ${port}; see ${path.join(labDir, "postgres.log")}`);
