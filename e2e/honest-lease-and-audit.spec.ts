@@ -57,7 +57,8 @@ for (const viewport of [
       await request.put("/api/lab", {
         // The deadline fires a safety margin (TTL / 5) before the lease can expire: the keep must land in it,
         // so the TTL leaves it 400 ms on a busy machine.
-        data: { leaseTtlMs: 2_000, provider: { latencyMs: 100, applyLimitMs: 2_000, script: { unlink: ["timeout"] } } },
+        // The apply limit keeps the audit settling long enough to be seen however slow the steps before are.
+        data: { leaseTtlMs: 2_000, provider: { latencyMs: 100, applyLimitMs: 8_000, script: { unlink: ["timeout"] } } },
       });
       await signInAs(page, "Ada Lovelace");
       await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
@@ -74,7 +75,7 @@ for (const viewport of [
       const audit = auditSection(page);
       await expect(audit.getByText(/settling until \d/)).toBeVisible();
       await expect(audit.locator(".verdict.bad")).toHaveCount(0);
-      await expect(audit.getByTestId("audit-verdict")).toHaveText(/^Consistent/, { timeout: 15_000 });
+      await expect(audit.getByTestId("audit-verdict")).toHaveText(/^Consistent/, { timeout: 25_000 });
       // The reconciler then closes the switch's journal entry: a lane of its own, switching nothing.
       await expect
         .poll(
