@@ -30,7 +30,7 @@ test("two tabs of one user: one switch wins, the other tab shows the conflict an
 }) => {
   // Slow provider calls: the second tab's click lands while the first's switch holds the lease, however
   // loaded the machine is.
-  await resetLab(request, { provider: { latencyMs: 2_000 } });
+  await resetLab(request, { provider: { latencyMs: 4_000, endpoints: { get: { latencyMs: 20 } } } });
   const first = await context.newPage();
   const second = await context.newPage();
   await signInAs(first, "Ada Lovelace");
@@ -46,7 +46,7 @@ test("two tabs of one user: one switch wins, the other tab shows the conflict an
   await expect(identityRow(second, "auth0|ada-email").getByRole("alert")).toHaveText(
     "Another operation is already in progress",
   );
-  await expect(identityRow(first, "github|8812").getByText("Switched: now primary")).toBeVisible({ timeout: 15_000 });
+  await expect(identityRow(first, "github|8812").getByText("Switched: now primary")).toBeVisible({ timeout: 25_000 });
   // The losing tab learns the outcome by itself once the winner's operation ends.
   await expect(identityRow(second, "github|8812").getByText("Primary", { exact: true })).toBeVisible();
   await expect(second.getByText(/^Lease free/)).toBeVisible();
