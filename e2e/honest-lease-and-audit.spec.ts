@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { identityRow, readLab, resetLab, signInAs } from "./lab";
+import { classroomViewports, identityRow, readLab, resetLab, signInAs } from "./lab";
 
 /** Two correct switches under `lease`, the second sent as soon as the first answered. */
 async function switchTwiceBackToBack(page: Page): Promise<void> {
@@ -11,10 +11,7 @@ async function switchTwiceBackToBack(page: Page): Promise<void> {
 
 const auditSection = (page: Page) => page.locator('section[aria-labelledby="audit-heading"]');
 
-for (const viewport of [
-  { width: 1440, height: 900 },
-  { width: 390, height: 844 },
-]) {
+for (const viewport of classroomViewports) {
   test.describe(`at ${viewport.width} px`, () => {
     test.use({ viewport });
 

@@ -50,3 +50,9 @@ export async function expectNoSidewaysScroll(page: Page): Promise<void> {
  */
 export const readLab = async (request: APIRequestContext, path: string) =>
   (await request.get(path, { maxRetries: 1 })).json();
+
+/** The screens a class uses: a laptop's and a phone's. */
+export const classroomViewports = [
+  { width: 1440, height: 900 },
+  { width: 390, height: 844 },
+] as const;

@@ -1,5 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import {
+  classroomViewports,
   expectNoSidewaysScroll,
   identityRow,
   openLabControls,
@@ -19,10 +20,7 @@ async function burst(page: Page, count: number): Promise<Record<string, number>>
   return (await answer.json()).counts;
 }
 
-for (const viewport of [
-  { width: 1440, height: 900 },
-  { width: 390, height: 844 },
-]) {
+for (const viewport of classroomViewports) {
   test.describe(`at ${viewport.width} px`, () => {
     test.use({ viewport });
 
