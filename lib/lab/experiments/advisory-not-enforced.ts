@@ -35,7 +35,7 @@ export const advisoryNotEnforced: Experiment = {
       asExpected,
       explanation: asExpected
         ? `The switch held ada's lease when the support tool started; the support tool never asked for it, so it read the same primary and made its own calls (${writes.support} applied) between the switch's (${writes.switch} applied). The provider ended split: ${audit.violations.join("; ")}. A lease stored as data is advisory: it only keeps apart the writers that take it. Every path that changes the user's links (support tools, scripts, admin pages) must go through the lease.`
-        : `Expected the support tool to change the provider under a held lease and the audit to fail; measured lease held ${leaseWhenSupportStarts.held}, writes ${JSON.stringify(writes)}, consistent ${audit.consistent}.`,
+        : `Expected the support tool to change the provider while the switch held the lease, and the audit to fail. Measured: the lease was ${leaseWhenSupportStarts.held ? "held" : "not held"} when the support tool started; the support tool got ${writes.support} provider writes applied and the switch ${writes.switch}; the audit is ${audit.consistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

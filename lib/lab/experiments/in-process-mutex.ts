@@ -96,7 +96,7 @@ export const inProcessMutex: Experiment = {
       asExpected,
       explanation: asExpected
         ? `One instance: the second switch queued on the promise chain (it ended ${Math.abs(second.endedMs - first.endedMs)} ms after the first) and both succeeded, consistent. Two instances (${peer ? "a real one at " + peer : "simulated by a second mutex with its own memory, as another process has"}): neither memory knew of the other's switch, both ran their calls at once (${twoInstances.providerWritesApplied.here} and ${twoInstances.providerWritesApplied.there} writes applied) and the provider split: ${twoInstances.violations.join("; ")}. The lease lives in the database both instances share: one switch got ${lease.here.status}, the other ${lease.there.status}, consistent. A lock must live where every writer can see it.`
-        : `Measured: one instance ${first.status}/${second.status} consistent ${oneInstance.auditConsistent}; two instances consistent ${twoInstances.auditConsistent}; lease ${lease.here.status}/${lease.there.status} consistent ${lease.auditConsistent}.`,
+        : `Expected the in-process mutex to keep one instance's clicks apart but not two instances', and the lease to keep both apart. Measured: on one instance the clicks answered ${first.status} and ${second.status}, and the audit is ${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. On two instances the audit is ${twoInstances.auditConsistent ? "consistent" : "inconsistent"}. Under the lease the two instances answered ${lease.here.status} and ${lease.there.status}, and the audit is ${lease.auditConsistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

@@ -25,7 +25,7 @@ export const simultaneousAcquire: Experiment = {
             `When it committed, each waiter re-checked its WHERE against the committed row (READ COMMITTED re-checks an updated row), found an unexpired lease and updated 0 rows. They answered between ${race.loserWaitMs.min} and ${race.loserWaitMs.max} ms, each committing at once as the app's autocommitted UPDATE does. (A 0-row UPDATE that waited keeps the row lock until its own commit: losers that kept their transactions open would queue one behind another.)`,
             "No lock in Node and no retry: the database serialises the UPDATEs on one row, and the WHERE decides.",
           ].join(" ")
-        : `Expected 1 row updated and ${race.contenders - 1} matching 0 rows with waiters seen; measured ${race.rowsUpdated} updated, ${race.matchedZeroRows} matched 0, ${race.waitingSessionsSeen} waiting seen. Run it again: on a busy machine the contenders may not all have met the row lock at once.`,
+        : `Expected 1 acquiring UPDATE to take the row and the other ${race.contenders - 1} to match 0 rows, with sessions seen waiting on its row lock. Measured: ${race.rowsUpdated} took the row, ${race.matchedZeroRows} matched 0 rows, and ${race.waitingSessionsSeen} waiting session(s) were seen. Run it again: on a busy machine the contenders may not all have met the row lock at once.`,
     };
   },
 };

@@ -59,7 +59,7 @@ export const lockColumnMapped: Experiment = {
       asExpected,
       explanation: asExpected
         ? `The rename read ada before the first switch took the lease, spent ${mapped.rename.endedMs - mapped.rename.startedMs} ms at the provider, then saved its copy. With the lock columns mapped, that save wrote them back as they were read (empty): the running switch's lease vanished, the second switch acquired it at once and both changed the provider (${mapped.providerWritesApplied.first} and ${mapped.providerWritesApplied.second} writes): ${mapped.violations.join("; ")}. Unmapped, the save named only the user's own columns: the lease stayed, the second switch got ${unmapped.second.status}, and the audit is consistent. Only the lease lock may write its columns.`
-        : `Measured mapped: lease held after rename ${mapped.leaseHeldAfterRename}, second ${mapped.second.status}, consistent ${mapped.auditConsistent}; unmapped: held ${unmapped.leaseHeldAfterRename}, second ${unmapped.second.status}, consistent ${unmapped.auditConsistent}.`,
+        : `Expected the mapped lock columns to be wiped by the rename's whole-row save, and the unmapped ones to survive it. Measured, mapped: after the rename the lease was ${mapped.leaseHeldAfterRename ? "still held" : "gone"}, the second switch answered ${mapped.second.status}, and the audit is ${mapped.auditConsistent ? "consistent" : "inconsistent"}. Unmapped: the lease was ${unmapped.leaseHeldAfterRename ? "still held" : "gone"}, the second switch answered ${unmapped.second.status}, and the audit is ${unmapped.auditConsistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

@@ -191,9 +191,23 @@ export const advisoryOrLease: Experiment = {
             redis.drop.second.status === 409 &&
             redis.paused.second.status === 200 &&
             redis.paused.lateWriteNotFenced));
-      const redisSentence = redis
-        ? ` redis (SET NX PX) held no connection either (pool in use ${redis.drop.connectionsHeldDuringCalls.poolInUse}); the drop left its key alone: first ${redis.drop.first.status}, second ${redis.drop.second.status}. But paused ${redis.paused.pauseMs} ms after its unlink, past the key's ${redis.paused.ttlMs} ms TTL, the first Redis holder lost the key to a second switch (${redis.paused.second.status}) and then, after the second had called the provider, made its link call anyway: the provider enforces fencing, yet did not refuse it as stale (it answered ${redis.paused.firstLateLink?.status ?? "nothing"}${redis.paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : ""}), since Redis gave the holder no fence to send; the audit is ${redis.paused.auditConsistent ? "consistent" : `inconsistent (${redis.paused.violations.join("; ")})`}. (The lease's fence stops that write: f2-lease-stolen.)`
-        : ` Redis was not measured: no redis-server runs with this instance (start the lab with npm run dev -- --redis).`;
+      const auditWords = (each: { auditConsistent: boolean; violations: string[] }) =>
+        each.auditConsistent ? "consistent" : `inconsistent (${each.violations.join("; ")})`;
+      const redisSteps = redis
+        ? [
+            `Redis (SET NX PX) held no connection either (pool in use ${redis.drop.connectionsHeldDuringCalls.poolInUse}), and the drop left its key alone: the first switch answered ${redis.drop.first.status}, the second ${redis.drop.second.status}.`,
+            `But a Redis holder paused ${redis.paused.pauseMs} ms after its unlink, past the key's ${redis.paused.ttlMs} ms TTL, lost the key: a second switch took it (${redis.paused.second.status}).`,
+            `The first holder then woke and made its link call after the second had called the provider.`,
+            `The provider enforces fencing, yet did not refuse that call as stale (it answered ${redis.paused.firstLateLink?.status ?? "nothing"}${redis.paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : ""}): Redis gave the holder no fence to send.`,
+            `The audit is ${auditWords(redis.paused)}. The lease's fence stops that write (see f2-lease-stolen).`,
+          ]
+        : [
+            `Redis was not measured: no redis-server runs with this instance (start the lab with npm run dev -- --redis).`,
+          ];
+      const measuredSteps = comparison.map(
+        (each) =>
+          `Under ${each.strategy}: ${each.connectionsHeldDuringCalls} connection(s) held during the calls; after the drop ${each.afterTheDrop}; the second switch ${each.secondSwitchCalledProviderMeanwhile ? "called the provider while the first still did" : "did not call the provider meanwhile"}; the audit ${each.auditConsistent ? "consistent" : "inconsistent"}.`,
+      );
       return {
         observed: {
           providerCallMs: callMs,
@@ -204,9 +218,34 @@ export const advisoryOrLease: Experiment = {
           comparison,
         },
         asExpected,
-        explanation: asExpected
-          ? `Each first switch had its connection dropped (pg_terminate_backend) ${callMs / 2} ms into its first ${callMs} ms provider call. advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection idle in transaction for the whole call; the drop ended its transaction and released its lock: its provider calls went on (${advisory.providerWritesApplied.first} applied) but its save failed (${advisory.first.status}), and the second switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}; the audit is ${advisory.auditConsistent ? "consistent" : `inconsistent (${advisory.violations.join("; ")})`}. session-advisory (pg_advisory_lock) held no pooled connection but a pinned one of its own; the drop released its lock and nothing told the switch: it answered ${session.first.status}, while the second switch, started at ${session.second.startedMs} ms, took the lock and called the provider before the first had finished (first ended at ${session.first.endedMs} ms; second answered ${session.second.status}); the audit is ${session.auditConsistent ? "consistent" : `inconsistent (${session.violations.join("; ")})`}. The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}); dropping the pool's ${lease.terminated} connections changed nothing: the first switch answered ${lease.first.status}, the second got ${lease.second.status}, consistent.${redisSentence} When to use which: a transaction-scoped advisory lock for short work inside one database transaction (no slow third party in it); a session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job; a lease stored as data for work that calls slow third parties or spans requests and processes, where you need a TTL, an owner, fencing tokens and a visible holder. When there is no single database of record (several databases or services each owning part of the state), the lock cannot live in one of them: use a lock service with leases and fencing (etcd or ZooKeeper; Redis/Redlock only with fencing tokens and its timing caveats).`
-          : `Measured: ${JSON.stringify(comparison)}${redis ? `; redis paused past its TTL: ${JSON.stringify(redis.paused)}` : "; Redis not measured"}; held ${JSON.stringify([advisory, session, lease].map((each) => each.connectionsHeldDuringCalls))}, terminated ${advisory.terminated}/${session.terminated}/${lease.terminated}, second ${advisory.second.status}/${session.second.status}/${lease.second.status}.`,
+        explanation: (asExpected
+          ? [
+              `Each first switch had its database connection dropped (pg_terminate_backend) ${callMs / 2} ms into its first ${callMs} ms provider call.`,
+              `Advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection idle in transaction for the whole call.`,
+              `The drop ended that transaction and released its lock: the provider calls went on (${advisory.providerWritesApplied.first} applied), but the save failed (${advisory.first.status}).`,
+              `The second advisory switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}, and the audit is ${auditWords(advisory)}.`,
+              `Session-advisory (pg_advisory_lock) held no pooled connection, but a pinned one of its own.`,
+              `The drop released its lock and nothing told the switch: it went on and answered ${session.first.status}.`,
+              `Meanwhile the second switch, started ${session.second.startedMs - session.first.startedMs} ms after the first, took the lock and called the provider (it answered ${session.second.status}); the first ended ${session.first.endedMs - session.first.startedMs} ms after its start.`,
+              `The audit is ${auditWords(session)}.`,
+              `The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}).`,
+              `Dropping the pool's ${lease.terminated} connections changed nothing: the first switch answered ${lease.first.status}, the second ${lease.second.status}, and the audit is ${auditWords(lease)}.`,
+              ...redisSteps,
+              `When to use which: a transaction-scoped advisory lock for short work inside one database transaction, with no slow third party in it.`,
+              `A session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job.`,
+              `A lease stored as data for work that calls slow third parties or spans requests and processes: it has a TTL, an owner, fencing tokens and a visible holder.`,
+              `With no single database of record, the lock cannot live in one database: use a lock service with leases and fencing (etcd or ZooKeeper; Redis or Redlock only with fencing tokens).`,
+            ]
+          : [
+              `Expected advisory's switch to fail after the drop, session-advisory to let a second switch in, and the lease to refuse the second switch (409) with a consistent audit.`,
+              ...measuredSteps,
+              ...(redis
+                ? [
+                    `Redis paused past its TTL: the second switch answered ${redis.paused.second.status}, and the first one's late link ${redis.paused.lateWriteNotFenced ? "was not refused as stale" : "was refused or not sent"}.`,
+                  ]
+                : [`Redis was not measured.`]),
+            ]
+        ).join(" "),
       };
     } finally {
       await probe.end();
