@@ -50,21 +50,18 @@ async function expectWholeRun(page: Page, card: ReturnType<Page["locator"]>) {
   expect(ownLanes + refused).toBe(run.lanes.length);
 }
 
+// Every card the e2e apps can run (they run without PgBouncer and Redis), in groups that run side by side
+// at 1440 px; at 390 px, two of the richest.
+const cardGroups = [
+  ["q1-transaction-holds-connections", "q2-simultaneous-acquire", "q3-ttl-too-short", "q4-lock-column-mapped"],
+  ["q3-ttl-too-long", "q5-advisory-or-lease", "f1-crash-after-acquire"],
+  ["f2-lease-stolen", "f3-release-fails", "f4-race-to-acquire", "advisory-not-enforced", "in-process-mutex"],
+];
 for (const [width, height, ids] of [
-  [
-    1440,
-    900,
-    [
-      "advisory-not-enforced",
-      "f1-crash-after-acquire",
-      "f2-lease-stolen",
-      "q4-lock-column-mapped",
-      "f4-race-to-acquire",
-    ],
-  ],
-  [390, 844, ["advisory-not-enforced", "f2-lease-stolen"]],
-] as const) {
-  test(`at ${width} px each card draws its whole run, every variant and its markers, and nothing overflows`, async ({
+  ...cardGroups.map((ids) => [1440, 900, ids] as const),
+  [390, 844, ["advisory-not-enforced", "f2-lease-stolen"]] as const,
+]) {
+  test(`at ${width} px each card draws its whole run, every variant and its markers, and nothing overflows (${ids.join(", ")})`, async ({
     page,
   }) => {
     test.setTimeout(60_000 * ids.length);
@@ -78,6 +75,26 @@ for (const [width, height, ids] of [
     expect(await seriousViolations(page)).toEqual([]);
   });
 }
+
+test("the cards that need PgBouncer or Redis say how to start the lab with them, and do not run here", async ({
+  page,
+}) => {
+  await page.goto("/learn");
+  for (const [id, command] of [
+    ["pooler-strands-session-lock", "npm run dev -- --pgbouncer"],
+    ["redis-restart-loses-lock", "npm run dev -- --redis"],
+  ] as const) {
+    const card = page.locator(`section[data-experiment="${id}"]`);
+    await expect(card).toContainText(`start the lab with ${command}`);
+    const button = card.getByRole("button", { name: "Run (not available here)" });
+    await expect(button).toHaveAttribute("aria-disabled", "true");
+    await button.click();
+    await expect(card.getByRole("progressbar")).toHaveCount(0);
+    await expect(card.getByRole("status")).toHaveText("");
+  }
+  // Every card is listed: the ones that run here are drawn by the tests above.
+  await expect(page.locator("section[data-experiment]")).toHaveCount(cardGroups.flat().length + 2);
+});
 
 test("a run survives navigation, reopens at its URL and steps phase by phase; a bad import is refused", async ({
   page,
