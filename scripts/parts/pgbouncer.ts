@@ -1,6 +1,6 @@
 /**
  * PgBouncer in transaction pooling in front of the lab's PostgreSQL (`--pgbouncer`): the system's
- * pgbouncer, configured under `.lab/pgbouncer/`, on PGBOUNCER_PORT (6433 unless set, beside a system PgBouncer on 6432).
+ * pgbouncer, configured under `.lab/pgbouncer-<port>/`, on PGBOUNCER_PORT (6433 unless set, beside a system PgBouncer on 6432).
  */
 import { execFileSync } from "node:child_process";
 import { chownSync, writeFileSync } from "node:fs";
@@ -24,7 +24,8 @@ export async function startPgBouncer(directUrl: string, port = pgBouncerPort()):
   const server = new URL(directUrl);
   const user = decodeURIComponent(server.username || "postgres");
   const password = decodeURIComponent(server.password);
-  const directory = partDirectory("pgbouncer");
+  // One directory per port: a second PgBouncer (the sweep's, a test's) never takes another for its leftover.
+  const directory = partDirectory(`pgbouncer-${port}`);
   const quoted = (value: string) => `"${value.replaceAll('"', '""')}"`;
   const authFile = path.join(directory, "userlist.txt");
   writeFileSync(authFile, `${quoted(user)} ${quoted(password)}\n`, { mode: 0o600 });
@@ -56,7 +57,7 @@ export async function startPgBouncer(directUrl: string, port = pgBouncerPort()):
   const asUser = process.getuid?.() === 0 ? systemUser("postgres") : null;
   if (asUser) for (const file of [configFile, authFile]) chownSync(file, asUser.uid, asUser.gid);
   const running = await startPart({
-    name: "pgbouncer",
+    name: `pgbouncer-${port}`,
     program,
     args: [...(asUser ? ["-u", "postgres"] : []), configFile],
     port,

@@ -1,6 +1,6 @@
 /**
  * A redis-server for the `redis` strategy (`--redis`): the system's redis-server on REDIS_PORT (6380
- * unless set, beside a system Redis on 6379), with its directory under `.lab/redis/`. No persistence, as a
+ * unless set, beside a system Redis on 6379), with its directory under `.lab/redis-<port>/`. No persistence, as a
  * cache is often run: a restart forgets every key, the locks among them (redis-restart-loses-lock).
  * Supervised like a service: when it exits (`SHUTDOWN NOSAVE`, a crash), it is started again.
  */
@@ -16,10 +16,11 @@ export interface RunningRedis {
 
 export async function startRedis(port = redisPort()): Promise<RunningRedis> {
   const program = findProgram("redis-server", "redis-server");
-  const directory = partDirectory("redis");
+  // One directory per port: two labs on one machine (the verdict sweep) each run their own.
+  const directory = partDirectory(`redis-${port}`);
   const start = () =>
     startPart({
-      name: "redis",
+      name: `redis-${port}`,
       program,
       args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory],
       port,

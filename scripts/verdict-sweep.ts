@@ -1,0 +1,133 @@
+/**
+ * `npm run sweep [-- --runs 30 --labs 2]`: every experiment run `runs` times, as the Learn view's Run button
+ * runs it, on `labs` labs side by side: a loaded machine, as a class's is. Each lab is a fresh database on the
+ * embedded server with its own simulated provider and redis-server, and two app instances: one direct, one
+ * through a shared PgBouncer in transaction pooling (for pooler-strands-session-lock). Prints each
+ * experiment's verdicts and run times, and every unexpected run's explanation and runId; writes the tally
+ * to bench/results/verdict-sweep.json. Exits non-zero if any verdict was unexpected.
+ */
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { prepareDatabase } from "../db/prepare";
+import { startPgBouncer, type RunningPgBouncer } from "./parts/pgbouncer";
+import { startRedis } from "./parts/redis";
+import { startApp } from "../test/harness/app-server";
+import { databaseFor } from "../test/harness/databases";
+import { appClient } from "../test/harness/http-client";
+
+const { values } = parseArgs({
+  options: { runs: { type: "string", default: "30" }, labs: { type: "string", default: "2" } },
+});
+const runs = Number(values.runs);
+const labs = Number(values.labs);
+// Outside the test suites' port pool (test/harness/ports.ts), so a sweep can run beside them.
+const portBase = Number(process.env.SWEEP_PORT_BASE ?? 3320);
+const pooledOnly = new Set(["pooler-strands-session-lock"]);
+
+interface Tally {
+  experimentId: string;
+  asExpected: number;
+  unexpected: { runId: string; explanation: string }[];
+  seconds: number[];
+}
+
+/** A lab: its own database, provider and redis-server, and two app instances, direct and pooled. */
+async function startLab(index: number, pgbouncer: RunningPgBouncer) {
+  const databaseUrl = await prepareDatabase(databaseFor(`sweep_${index}`), { fresh: true });
+  const redis = await startRedis(6390 + index);
+  const env = { REDIS_URL: redis.url, LAB_INSTANCE: `sweep-${index}` };
+  const direct = await startApp({ databaseUrl, port: portBase + 2 * index, env });
+  const pooled = await startApp({
+    databaseUrl: pgbouncer.pooledUrl(databaseUrl),
+    port: portBase + 2 * index + 1,
+    env: {
+      ...env,
+      DATABASE_DIRECT_URL: databaseUrl,
+      DATABASE_POOLER: "transaction",
+      LAB_INSTANCE: `sweep-${index}-pooled`,
+    },
+  });
+  return {
+    direct: appClient(direct.baseUrl),
+    pooled: appClient(pooled.baseUrl),
+    stop: async () => {
+      await Promise.all([direct.stop(), pooled.stop()]);
+      await redis.stop();
+    },
+  };
+}
+
+// One PgBouncer serves every database of the embedded server (`* = host=… port=…`).
+const pgbouncer = await startPgBouncer(
+  await prepareDatabase(databaseFor("sweep_0"), { fresh: true }),
+  Number(process.env.SWEEP_PGBOUNCER_PORT ?? 6443),
+);
+const started = await Promise.all(Array.from({ length: labs }, (_, index) => startLab(index, pgbouncer)));
+const listed = (await started[0]!.direct.get("/api/lab/experiments")).body.experiments as {
+  id: string;
+  available: boolean;
+}[];
+const tallies = new Map<string, Tally>(
+  listed.map(({ id }) => [id, { experimentId: id, asExpected: 0, unexpected: [], seconds: [] }]),
+);
+// Every experiment `runs` times in all, shared out among the labs, each lab running one at a time.
+const queue = Array.from({ length: runs }, () => listed.map(({ id }) => id)).flat();
+const begun = Date.now();
+let done = 0;
+try {
+  await Promise.all(
+    started.map(async (lab) => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        const client = pooledOnly.has(id) ? lab.pooled : lab.direct;
+        const at = performance.now();
+        const answer = await client.post(`/api/lab/experiments/${id}/run`);
+        const tally = tallies.get(id)!;
+        tally.seconds.push(Math.round(performance.now() - at) / 1000);
+        if (answer.status === 200 && answer.body.verdict === "as-expected") tally.asExpected++;
+        else
+          tally.unexpected.push({
+            runId: answer.body?.runId ?? `HTTP ${answer.status}`,
+            explanation: answer.body?.explanation ?? answer.body?.detail ?? JSON.stringify(answer.body),
+          });
+        done++;
+        process.stdout.write(`\r${done} of ${runs * listed.length} runs, ${Math.round((Date.now() - begun) / 1000)} s`);
+      }
+    }),
+  );
+} finally {
+  await Promise.all(started.map((lab) => lab.stop()));
+  await pgbouncer.stop();
+}
+
+const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] ?? 0;
+const rows = [...tallies.values()].map((tally) => ({
+  experiment: tally.experimentId,
+  "as expected": tally.asExpected,
+  unexpected: tally.unexpected.length,
+  "median s": median(tally.seconds),
+  "slowest s": Math.max(...tally.seconds),
+}));
+console.log(`\n\n${runs} runs of each experiment, ${labs} at a time, in ${Math.round((Date.now() - begun) / 1000)} s`);
+console.table(rows);
+for (const tally of tallies.values())
+  for (const { runId, explanation } of tally.unexpected)
+    console.log(`UNEXPECTED ${tally.experimentId} (${runId}): ${explanation}`);
+const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
+writeFileSync(
+  "bench/results/verdict-sweep.json",
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      commit,
+      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+      runsEach: runs,
+      labsAtATime: labs,
+      experiments: [...tallies.values()],
+    },
+    null,
+    2,
+  )}\n`,
+);
+process.exitCode = rows.every((row) => row.unexpected === 0) ? 0 : 1;
