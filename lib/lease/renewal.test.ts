@@ -3,6 +3,7 @@ import { Renewal } from "./renewal";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// The polls wait long: lint and typecheck run beside these tests, and a loaded machine delays every timer.
 describe("renewal", () => {
   it("never overlaps renewals: the next is armed only after the one in flight answered", async () => {
     let inFlight = 0;
@@ -15,7 +16,7 @@ describe("renewal", () => {
       inFlight -= 1;
       renewals += 1;
     });
-    await expect.poll(() => renewals).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => renewals, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
     await renewal.stop();
     expect(most).toBe(1);
   });
@@ -29,7 +30,7 @@ describe("renewal", () => {
       await pause(40);
       answered = true;
     });
-    await expect.poll(() => started).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => started, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     await renewal.stop();
     expect(answered).toBe(true);
     const startedBeforeStop = started;
@@ -43,7 +44,7 @@ describe("renewal", () => {
       attempts += 1;
       if (attempts === 1) throw new Error("database blip");
     });
-    await expect.poll(() => attempts).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => attempts, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     await renewal.stop();
   });
 });
