@@ -7,20 +7,16 @@ export async function register(): Promise<void> {
   const { installRequestGuard } = await import("./lib/web/request-guard");
   installRequestGuard();
   const { config } = await import("./lib/core/config");
-  if (config.databaseUrl && config.labEnabled) {
-    const [{ followLabSettings }, { appDb }] = await Promise.all([
-      import("./lib/lab/settings"),
-      import("./lib/core/db"),
-    ]);
+  if (!config.databaseUrl) return;
+  const [{ appDb }, { appIdentityProvider }, { startReconciliation }] = await Promise.all([
+    import("./lib/core/db"),
+    import("./lib/web/app-provider"),
+    import("./lib/web/switch"),
+  ]);
+  if (config.labEnabled) {
+    const { followLabSettings } = await import("./lib/lab/settings");
     followLabSettings(appDb());
   }
-  if (config.databaseUrl) {
-    // Half-done switches are settled in the background with the lab on or off (it is the product's).
-    const [{ startReconciler }, { appIdentityProvider }, { appDb }] = await Promise.all([
-      import("./lib/lab/reconciler"),
-      import("./lib/web/app-provider"),
-      import("./lib/core/db"),
-    ]);
-    startReconciler(appDb(), appIdentityProvider);
-  }
+  // Half-done switches are settled in the background with the lab on or off (it is the product's).
+  startReconciliation(appDb(), appIdentityProvider);
 }

@@ -10,6 +10,7 @@ import * as idpCallFunctions from "./migrations/0008_idp_call_functions";
 import * as idempotencyExpiry from "./migrations/0010_idempotency_expiry";
 import * as fenceHolder from "./migrations/0011_fence_holder";
 import * as experimentRuns from "./migrations/0012_experiment_runs";
+import * as journalNotify from "./migrations/0013_journal_notify";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   "0010_idempotency_expiry": idempotencyExpiry,
   "0011_fence_holder": fenceHolder,
   "0012_experiment_runs": experimentRuns,
+  "0013_journal_notify": journalNotify,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -7,6 +7,8 @@ import { config } from "./config";
 interface AppDatabase {
   db: Kysely<Database>;
   pool: pg.Pool;
+  /** Who hears of the pool's changes (onPoolChange), and the call that tells them; once someone asks. */
+  poolWatch?: PoolWatch;
 }
 
 // One pool per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
@@ -27,6 +29,45 @@ export function appDatabase(): AppDatabase {
 }
 
 export const appDb = (): Kysely<Database> => appDatabase().db;
+
+/**
+ * Calls `listener` after this instance's pool may have changed, once per turn of the event loop however
+ * many changes it held: a checkout asked for (it may queue), a connection opened, handed out, returned or
+ * closed, the size changed. Returns the unsubscribe.
+ */
+export function onPoolChange(listener: () => void): () => void {
+  const database = appDatabase();
+  const { listeners } = (database.poolWatch ??= watchPool(database.pool));
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+interface PoolWatch {
+  listeners: Set<() => void>;
+  changed(): void;
+}
+
+function watchPool(pool: pg.Pool): PoolWatch {
+  const listeners = new Set<() => void>();
+  let due = false;
+  const changed = () => {
+    if (due) return;
+    due = true;
+    setImmediate(() => {
+      due = false;
+      for (const listener of listeners) listener();
+    });
+  };
+  // pg-pool emits no event when a checkout has to queue: its `connect` is where that happens.
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  pool.connect = ((...args: unknown[]) => {
+    const result = connect(...args);
+    changed();
+    return result;
+  }) as typeof pool.connect;
+  for (const event of ["connect", "acquire", "release", "remove"] as const) pool.on(event, changed);
+  return { listeners, changed };
+}
 
 export interface PoolStats {
   size: number;
@@ -53,8 +94,10 @@ export function poolStats(): PoolStats {
  * idle connections beyond it are closed now (taken from the pool and destroyed), busy ones when returned.
  */
 export async function applyPoolSize(size: number): Promise<void> {
-  const { pool } = appDatabase();
+  const { pool, poolWatch } = appDatabase();
   pool.options.max = size;
+  // pg-pool announces no change of its size.
+  poolWatch?.changed();
   await closeSurplus(pool);
 }
 

@@ -5,6 +5,7 @@ import { config } from "../core/config";
 import { applyPoolSize } from "../core/db";
 import { subscribe } from "../core/notifications";
 import { LabDisabled } from "../core/problems";
+import { wakeReconciler } from "../switch/reconciler";
 import type { LabSettings } from "./settings-schema";
 import {
   announcementFrom,
@@ -29,12 +30,14 @@ export async function changeLabSettings(db: Kysely<Database>, patch: unknown): P
 const applied = globalThis as typeof globalThis & { __leaseLockLabSettingsRevision?: bigint };
 
 /**
- * Applies announced settings to this instance (its pool size), unless a newer announcement was applied
+ * Applies announced settings to this instance (its pool size, its reconciler), unless a newer announcement was applied
  * already: a change applied at once by the instance that made it is not undone by an older one arriving late.
  */
 export async function applyAnnounced({ settings, revision }: Announcement): Promise<void> {
   if (revision <= (applied.__leaseLockLabSettingsRevision ?? -1n)) return;
   applied.__leaseLockLabSettingsRevision = revision;
+  // The reconciler's policy follows the settings (its strategy, `reconcileAfterMs`): a round now, under them.
+  wakeReconciler();
   await applyPoolSize(settings.poolSize);
 }
 

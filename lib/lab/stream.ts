@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { poolStats } from "../core/db";
+import { onPoolChange, poolStats } from "../core/db";
 import { notify, subscribe } from "../core/notifications";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
@@ -43,7 +43,6 @@ export const labStreamChannel = "lab_stream";
 const keptMessages = 2_000;
 /** How far back a snapshot's lanes reach. */
 const snapshotSinceMs = 10 * 60_000;
-const poolSampleEveryMs = 200;
 
 const holder = globalThis as typeof globalThis & { __leaseLockLabStream?: Hub };
 const hub = (holder.__leaseLockLabStream ??= {
@@ -108,7 +107,7 @@ async function audit(): Promise<void> {
   }
 }
 
-function samplePool(): void {
+function sendPoolIfChanged(): void {
   if (hub.clients.size === 0) return;
   const pool = { instance: instanceId, ...poolStats() };
   const seen = JSON.stringify(pool);
@@ -146,7 +145,8 @@ function startHub(): void {
     },
   });
   subscribe(labSettingsChannel, { onMessage: (payload) => publish("settings", announcementFrom(payload).settings) });
-  setInterval(samplePool, poolSampleEveryMs).unref();
+  // The pool gauge is sent when the pool changes, never sampled.
+  onPoolChange(sendPoolIfChanged);
 }
 
 /** Everything a client shows, as messages, all carrying the id of the last message sent before it. */
@@ -222,7 +222,7 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
         (messages) => {
           for (const message of [...messages, ...backlog!]) send(frame(message));
           backlog = null;
-          samplePool();
+          sendPoolIfChanged();
           // The last audit sent may have been computed before the snapshot's (and audits are computed only
           // while someone listens): one computed from now on comes last.
           auditSoon();

@@ -9,6 +9,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { IdentityNotLinked, UserNotFound } from "../core/problems";
 import type { IdentityProviderClient, ProviderCallContext } from "../provider/client";
+import { defaultMaxHoldMs } from "../lease";
 import type { Guard } from "./guard";
 import { withIdempotencyKey } from "./idempotency";
 import { linkTolerant, providerStep } from "./provider-steps";
@@ -100,4 +101,20 @@ export function promoteToPrimaryOnce(
   return withIdempotencyKey(db, scope, (operationId) =>
     promoteToPrimary(db, provider, guard, { ...request, operationId }),
   );
+}
+
+/**
+ * A switch as the route takes it: under its Idempotency-Key when it has one. A key's claim is stale once no
+ * lease its request could hold (renewals included) can still be alive.
+ */
+export function promoteRequest(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  guard: Guard,
+  request: PromoteRequest,
+  { idempotencyKey, leaseTtlMs }: { idempotencyKey: string | undefined; leaseTtlMs: number },
+): Promise<PromoteResult> {
+  if (idempotencyKey === undefined) return promoteToPrimary(db, provider, guard, request);
+  const staleAfterMs = 2 * defaultMaxHoldMs(leaseTtlMs);
+  return promoteToPrimaryOnce(db, provider, guard, { ...request, idempotencyKey, staleAfterMs });
 }

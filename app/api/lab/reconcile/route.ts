@@ -1,8 +1,8 @@
 import { appDb } from "@/lib/core/db";
-import { reconcileOnce } from "@/lib/lab/reconciler";
 import { requireLab } from "@/lib/lab/settings";
 import { appIdentityProvider } from "@/lib/web/app-provider";
 import { respond } from "@/lib/web/http";
+import { reconcileOnce } from "@/lib/web/switch";
 
 /** One reconciliation round now, on this instance, by the background reconciler's rules. */
 export async function POST(request: Request): Promise<Response> {

@@ -2,11 +2,11 @@ import type { NextRequest } from "next/server";
 import { z } from "zod";
 import { appDb } from "@/lib/core/db";
 import { parseOrThrow } from "@/lib/core/validation";
-import { promote } from "@/lib/lab/promote";
 import { idempotencyKeySchema } from "@/lib/switch/idempotency";
 import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
 import { headerText, parseJsonBody, respond } from "@/lib/web/http";
+import { promote } from "@/lib/web/switch";
 import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
 
 const bodySchema = z.strictObject({ identityId: identityIdSchema });

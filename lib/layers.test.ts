@@ -1,0 +1,107 @@
+/**
+ * The layers as the code's imports draw them: lib's folders import one way, lib imports nothing of Next.js,
+ * and the product's switch route reaches the provider without the lab or msw (issue: a lean product path).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+/** A specifier as a file of this repository, or null for a package's. */
+function resolve(from: string, specifier: string): string | null {
+  const local = specifier.startsWith("@/")
+    ? path.join(root, specifier.slice(2))
+    : specifier.startsWith(".")
+      ? path.resolve(path.dirname(from), specifier)
+      : null;
+  if (local === null) return null;
+  return (
+    ["", ".ts", ".tsx", "/index.ts"]
+      .map((ending) => local + ending)
+      .find((candidate) => existsSync(candidate) && statSync(candidate).isFile()) ?? local
+  );
+}
+
+const packageOf = (specifier: string) =>
+  specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!;
+
+/**
+ * What a file imports: at load (static imports; type-only ones are erased) and on demand (`import()`), as
+ * files of this repository and as packages.
+ */
+function importsOf(file: string) {
+  const source = readFileSync(file, "utf8");
+  const split = (specifiers: string[]) => ({
+    files: specifiers.map((specifier) => resolve(file, specifier)).filter((each) => each !== null),
+    packages: specifiers.filter((specifier) => resolve(file, specifier) === null).map(packageOf),
+  });
+  return {
+    atLoad: split(
+      [...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?["']([^"']+)["']/gm)].map(
+        (match) => match[1]!,
+      ),
+    ),
+    onDemand: split([...source.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((match) => match[1]!)),
+  };
+}
+
+/** Every module `entry` loads with it, itself included, every package among them, and what they load on demand. */
+function closureOf(entry: string) {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const onDemand: { by: string; file: string }[] = [];
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    const imports = importsOf(file);
+    imports.atLoad.packages.forEach((name) => packages.add(name));
+    imports.onDemand.files.forEach((imported) => onDemand.push({ by: relative(file), file: relative(imported) }));
+    imports.atLoad.files.forEach(visit);
+  };
+  visit(entry);
+  return { files, packages, onDemand };
+}
+
+const sourcesUnder = (directory: string): string[] =>
+  readdirSync(directory, { recursive: true, encoding: "utf8" })
+    .filter((name) => /\.tsx?$/.test(name) && !/\.test\.ts$/.test(name))
+    .map((name) => path.join(directory, name));
+
+const relative = (file: string) => path.relative(root, file);
+
+describe("the layers", () => {
+  it("the switch route reaches the provider without the lab's code or msw; the lab is loaded only when it is on", () => {
+    const { files, packages, onDemand } = closureOf(path.join(root, "app/api/users/[userId]/primary/route.ts"));
+    expect([...files].map(relative).filter((file) => file.startsWith("lib/lab/"))).toEqual([]);
+    expect([...packages].filter((name) => name === "msw")).toEqual([]);
+    // The walk does follow the path: the product's switch and its lease are on it.
+    expect([...files].map(relative)).toEqual(
+      expect.arrayContaining(["lib/switch/service.ts", "lib/switch/lease-guard.ts", "lib/lease/with-lease.ts"]),
+    );
+    // One door to the lab: the composition root's, taken only with LAB_ENABLED.
+    expect(onDemand.filter(({ file }) => file.startsWith("lib/lab/"))).toEqual([
+      { by: "lib/web/switch.ts", file: "lib/lab/switch-layer.ts" },
+    ]);
+    expect(readFileSync(path.join(root, "lib/web/switch.ts"), "utf8")).toMatch(
+      /config\.labEnabled \? \(await import\("\.\.\/lab\/switch-layer"\)\)/,
+    );
+  });
+
+  it("no two folders of lib/ import each other, and lib/ imports nothing of Next.js", () => {
+    const folderOf = (file: string) => relative(file).split(path.sep)[1]!;
+    const edges = new Set<string>();
+    const nextImports: string[] = [];
+    for (const file of sourcesUnder(path.join(root, "lib"))) {
+      const { atLoad, onDemand } = importsOf(file);
+      if ([...atLoad.packages, ...onDemand.packages].includes("next")) nextImports.push(relative(file));
+      for (const imported of [...atLoad.files, ...onDemand.files])
+        if (relative(imported).startsWith("lib/") && folderOf(imported) !== folderOf(file))
+          edges.add(`${folderOf(file)} → ${folderOf(imported)}`);
+    }
+    const twoWay = [...edges].filter((edge) => edges.has(edge.split(" → ").reverse().join(" → ")));
+    expect(twoWay).toEqual([]);
+    expect(nextImports).toEqual([]);
+    expect(edges.size).toBeGreaterThan(5);
+  });
+});

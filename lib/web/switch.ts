@@ -1,0 +1,26 @@
+/**
+ * The switch's composition root: the product's switch, or with LAB_ENABLED the lab's layer on top of it.
+ * The lab is loaded only when it is on, and in the bundle of whoever asks (a route, the instrumentation):
+ * Next.js evaluates a module once per bundle, and the errors the lab's switch throws must be the classes
+ * its caller's `instanceof` checks know.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { config } from "../core/config";
+import type { IdentityProviderClient } from "../provider/client";
+import { reconcileRound, startReconciler } from "../switch/reconciler";
+import { productSwitchLayer, type SwitchLayer } from "../switch/service";
+
+const switchLayer = async (): Promise<SwitchLayer> =>
+  config.labEnabled ? (await import("../lab/switch-layer")).labSwitchLayer : productSwitchLayer;
+
+export const promote: SwitchLayer["promote"] = async (db, provider, request, idempotencyKey) =>
+  (await switchLayer()).promote(db, provider, request, idempotencyKey);
+
+/** One reconciliation round now, in this process. */
+export const reconcileOnce = async (db: Kysely<Database>, provider: IdentityProviderClient): Promise<string[]> =>
+  reconcileRound(db, await (await switchLayer()).reconcilePolicy(db, provider));
+
+/** The background reconciler, under the switch's policy at each round. */
+export const startReconciliation = (db: Kysely<Database>, provider: IdentityProviderClient): void =>
+  startReconciler(db, async () => (await switchLayer()).reconcilePolicy(db, provider));
