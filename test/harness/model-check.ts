@@ -4,6 +4,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, inject } from "vitest";
+import { startPgBouncer, type RunningPgBouncer } from "../../scripts/parts/pgbouncer";
 import { startApp, type RunningApp } from "./app-server";
 import { appClient, type AppClient } from "./http-client";
 import {
@@ -21,21 +22,39 @@ export const modelSeed = Number(process.env.MODEL_SEED ?? Math.floor(Math.random
 export const modelRuns = {
   rich: Number(process.env.MODEL_RUNS ?? 60),
   quick: Number(process.env.MODEL_QUICK_RUNS ?? 140),
+  // The quick schedules again, with one of the two instances behind PgBouncer.
+  pooled: Number(process.env.MODEL_POOLED_RUNS ?? 40),
   // The controls stop at their first violation.
   none: 25,
   unfencedSave: 10,
 };
-export const modelReplay = `MODEL_SEED=${modelSeed} MODEL_RUNS=${modelRuns.rich} MODEL_QUICK_RUNS=${modelRuns.quick} npm run test:model`;
+export const modelReplay = `MODEL_SEED=${modelSeed} MODEL_RUNS=${modelRuns.rich} MODEL_QUICK_RUNS=${modelRuns.quick} MODEL_POOLED_RUNS=${modelRuns.pooled} npm run test:model`;
 
-/** Two app instances on the file's database: the file's app and a second one, started for the file. */
-export function twoInstances(): { lab: AppClient; instances: () => AppClient[] } {
+/**
+ * Two app instances on the file's database: the file's app and a second one, started for the file; with
+ * `throughPgBouncer`, the second one's pool goes through PgBouncer in transaction pooling, as
+ * `npm run dev -- --pgbouncer` runs it.
+ */
+export function twoInstances({ throughPgBouncer = false } = {}): { lab: AppClient; instances: () => AppClient[] } {
   const lab = appClient(inject("appUrl"));
   let second: RunningApp;
+  let pgbouncer: RunningPgBouncer | undefined;
   beforeAll(async () => {
     console.info(`model check: seed ${modelSeed}; the same schedules again: ${modelReplay}`);
-    second = await startApp({ databaseUrl: inject("databaseUrl"), port: Number(process.env.MODEL_APP_PORT ?? 3218) });
+    const directUrl = inject("databaseUrl");
+    pgbouncer = throughPgBouncer
+      ? await startPgBouncer(directUrl, Number(process.env.PGBOUNCER_PORT ?? 6433))
+      : undefined;
+    second = await startApp({
+      databaseUrl: pgbouncer ? pgbouncer.pooledUrl(directUrl) : directUrl,
+      port: Number(process.env.MODEL_APP_PORT ?? 3218),
+      env: pgbouncer ? { DATABASE_DIRECT_URL: directUrl, DATABASE_POOLER: "transaction", LAB_INSTANCE: "pooled" } : {},
+    });
   });
-  afterAll(() => second?.stop());
+  afterAll(async () => {
+    await second?.stop();
+    await pgbouncer?.stop();
+  });
   return { lab, instances: () => [lab, appClient(second.baseUrl)] };
 }
 
