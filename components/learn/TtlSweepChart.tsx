@@ -65,7 +65,7 @@ export function TtlSweepChart({ sweep, recommendedTtlMs }: { sweep: SweepPoint[]
             y1={margin.top}
             x2={x(recommendedTtlMs)}
             y2={bottom}
-            stroke="#27ae60"
+            stroke="#1e7a46"
             strokeWidth="2"
           />
         )}
@@ -75,7 +75,7 @@ export function TtlSweepChart({ sweep, recommendedTtlMs }: { sweep: SweepPoint[]
         <span style={{ color: "#2c6fbb" }}>dashed: time locked out after a crash</span>
         {recommendedTtlMs !== null && (
           <>
-            ; <span style={{ color: "#27ae60" }}>green: recommended TTL, {recommendedTtlMs} ms</span>
+            ; <span style={{ color: "#1e7a46" }}>green: recommended TTL, {recommendedTtlMs} ms</span>
           </>
         )}
       </figcaption>
