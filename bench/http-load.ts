@@ -11,6 +11,8 @@ import { distribution, quantiles, repeated, type Distribution, type Repeated } f
 
 export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
 export type Strategy = (typeof strategies)[number];
+/** The strategies measured with a part the main run does not start: `redis` (bench/parts.ts). */
+export type LabStrategy = Strategy | "redis";
 
 /**
  * A lab setting change, tried again after a pause when the app answers 500: shrinking the pool while
@@ -32,7 +34,7 @@ export async function freshLab(
   lab: AppClient,
   db: Kysely<Database>,
   userCount: number,
-  settings: { strategy: Strategy; poolSize: number; latencyMs: number },
+  settings: { strategy: LabStrategy; poolSize: number; latencyMs: number },
 ): Promise<BenchUser[]> {
   await lab.reset();
   const users = await addBenchUsers(db, userCount);
@@ -65,8 +67,8 @@ async function switchers(baseUrl: string, users: BenchUser[]) {
   };
 }
 
-export interface SingleSwitchResult {
-  strategy: Strategy;
+export interface SingleSwitchResult<S extends LabStrategy = Strategy> {
+  strategy: S;
   latencyMs: number;
   /** Answer time of one switch alone, per repetition's p50, and all samples pooled. */
   p50: Repeated;
@@ -79,11 +81,11 @@ export interface SingleSwitchResult {
 }
 
 /** One switch at a time, for one user: no contention, so what is left over 2L is the route's own cost. */
-export async function singleSwitch(
+export async function singleSwitch<S extends LabStrategy>(
   baseUrl: string,
   db: Kysely<Database>,
   options: {
-    strategy: Strategy;
+    strategy: S;
     latencyMs: number;
     samples: number;
     repetitions: number;
@@ -91,7 +93,7 @@ export async function singleSwitch(
     appPid?: number;
   },
   progress: (note: string) => void,
-): Promise<SingleSwitchResult> {
+): Promise<SingleSwitchResult<S>> {
   const lab = appClient(baseUrl);
   const users = await freshLab(lab, db, 1, { strategy: options.strategy, poolSize: 4, latencyMs: options.latencyMs });
   const { switchOnce } = await switchers(baseUrl, users);
@@ -201,7 +203,7 @@ export async function scalingWaves(
 }
 
 export interface BystanderResult {
-  strategy: Strategy | "idle";
+  strategy: LabStrategy | "idle";
   users: number;
   poolSize: number;
   reads: Distribution;
@@ -217,7 +219,7 @@ export async function bystanderReads(
   baseUrl: string,
   db: Kysely<Database>,
   options: {
-    strategy: Strategy;
+    strategy: LabStrategy;
     users: number;
     poolSize: number;
     latencyMs: number;

@@ -22,7 +22,7 @@ const ttlMs = 10_000;
 /** As the lease guard records it: the provider's apply limit (10 s) past the lease's expiry. */
 const inFlightBound = { boundMs: 10_000, followsLease: true };
 /** As the app acquires: the hold cap withLease passes is 3 × TTL. */
-const acquireOptions = (operationId: string) => ({
+export const acquireOptions = (operationId: string) => ({
   ttlMs,
   maxHoldMs: defaultMaxHoldMs(ttlMs),
   intent: intentRecorder(operationId, targetIdentityId, inFlightBound),

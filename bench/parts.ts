@@ -1,0 +1,143 @@
+/**
+ * `npm run bench:parts` (about 2 min on 2 cores, build included): the lease through the production parts,
+ * in one run on one database, beside the same figures straight to PostgreSQL.
+ *
+ * 1. The lease library, acquire + release, straight to PostgreSQL (its statements named, as the app sends
+ *    them) and through PgBouncer in transaction pooling (unnamed: PgBouncer 1.18 keeps no prepared statement
+ *    across transactions), in alternating blocks. Both are the same 2 round trips; the pooler adds a hop.
+ * 2. Over HTTP (L = 50 ms): a lone switch under `lease` on an instance straight to PostgreSQL, on one whose
+ *    pool goes through PgBouncer, and under `redis` (a real redis-server).
+ * 3. A bystander's reads (every 6 ms, 1,000 of them) while 16 users switch (L = 200 ms, pool of 4), under
+ *    `lease` and `redis`, and idle: neither holds a connection while it calls the provider.
+ *
+ * Writes bench/results/parts.json with the date, the machine and the commit.
+ */
+import { randomUUID } from "node:crypto";
+import { execSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createDb } from "../db/connection";
+import { prepareDatabase } from "../db/prepare";
+import { identityActionLease } from "../lib/switch/identity-action-lease";
+import { seededRandom } from "../lib/provider-sim/chaos";
+import { findProgram } from "../scripts/parts/part-process";
+import { startPgBouncer } from "../scripts/parts/pgbouncer";
+import { startRedis } from "../scripts/parts/redis";
+import { startApp, type RunningApp } from "../test/harness/app-server";
+import { databaseFor } from "../test/harness/databases";
+import { bystanderReads, singleSwitch } from "./http-load";
+import { acquireOptions } from "./lease-micro";
+import { distribution, repeated, round, shuffled } from "./stats";
+
+const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
+const random = seededRandom(seed);
+const progress = (note: string) => process.stderr.write(`${note}\n`);
+const plan = {
+  micro: { iterations: 1_000, warmup: 200, repetitions: 3, blockSize: 50 },
+  single: { latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
+  bystander: { users: 16, poolSize: 4, latencyMs: 200, reads: 1_000, readEveryMs: 6 },
+};
+
+const directUrl = await prepareDatabase(databaseFor("bench_parts"), { fresh: true });
+const pgbouncer = await startPgBouncer(directUrl, Number(process.env.BENCH_PGBOUNCER_PORT ?? 6453));
+const redis = await startRedis(Number(process.env.BENCH_REDIS_PORT ?? 6395));
+const pooledUrl = pgbouncer.pooledUrl(directUrl);
+const { db } = createDb(directUrl, 2);
+const apps: RunningApp[] = [];
+try {
+  // 1. The library, each way on a pool of one connection of its own, as the app's pools would run it.
+  const ways = {
+    direct: createDb(directUrl, 1, { namedStatements: true }),
+    pgbouncer: createDb(pooledUrl, 1, { namedStatements: false }),
+  };
+  type Way = keyof typeof ways;
+  const cycle = async (way: Way) => {
+    const acquisition = await identityActionLease.acquire(ways[way].db, "ada", acquireOptions(randomUUID()));
+    if (!acquisition.acquired) throw new Error(`the ${way} acquire did not win a free row`);
+    await acquisition.lease.release();
+  };
+  const runs: Record<Way, number[][]> = { direct: [], pgbouncer: [] };
+  for (let repetition = 0; repetition < plan.micro.repetitions; repetition++) {
+    progress(`lease through PgBouncer: repetition ${repetition + 1}/${plan.micro.repetitions}`);
+    const times: Record<Way, number[]> = { direct: [], pgbouncer: [] };
+    for (const way of ["direct", "pgbouncer"] as const) for (let i = 0; i < plan.micro.warmup; i++) await cycle(way);
+    for (let block = 0; block < plan.micro.iterations / plan.micro.blockSize; block++)
+      for (const way of shuffled(["direct", "pgbouncer"] as const, random))
+        for (let i = 0; i < plan.micro.blockSize; i++) {
+          const started = performance.now();
+          await cycle(way);
+          times[way].push(performance.now() - started);
+        }
+    runs.direct.push(times.direct);
+    runs.pgbouncer.push(times.pgbouncer);
+  }
+  await Promise.all(Object.values(ways).map((way) => way.db.destroy()));
+  const perRun = (way: Way, p: "p50" | "p99") => runs[way].map((times) => distribution(times)[p] ?? NaN);
+  const ratio = (p: "p50" | "p99") =>
+    repeated(perRun("pgbouncer", p).map((value, index) => value / perRun("direct", p)[index]!));
+  const micro = {
+    roundTripsPerCycle: { direct: 2, pgbouncer: 2 },
+    direct: { p50: repeated(perRun("direct", "p50")), p99: repeated(perRun("direct", "p99")) },
+    pgbouncer: { p50: repeated(perRun("pgbouncer", "p50")), p99: repeated(perRun("pgbouncer", "p99")) },
+    pgbouncerToDirect: { p50: ratio("p50"), p99: ratio("p99") },
+  };
+
+  // 2. and 3. Over HTTP: one instance straight to PostgreSQL, one through PgBouncer, both told of the Redis.
+  const env = { DB_POOL_SIZE: "16", REDIS_URL: redis.url };
+  const ports = [Number(process.env.BENCH_APP_PORT ?? 3214), Number(process.env.BENCH_SECOND_APP_PORT ?? 3219)];
+  apps.push(await startApp({ databaseUrl: directUrl, port: ports[0]!, env }));
+  apps.push(
+    await startApp({
+      databaseUrl: pooledUrl,
+      port: ports[1]!,
+      env: { ...env, DATABASE_DIRECT_URL: directUrl, DATABASE_POOLER: "transaction" },
+    }),
+  );
+  const [direct, pooled] = apps as [RunningApp, RunningApp];
+  const single = {
+    leaseDirect: await singleSwitch(direct.baseUrl, db, { ...plan.single, strategy: "lease" }, progress),
+    leaseThroughPgBouncer: await singleSwitch(pooled.baseUrl, db, { ...plan.single, strategy: "lease" }, progress),
+    redis: await singleSwitch(direct.baseUrl, db, { ...plan.single, strategy: "redis" }, progress),
+  };
+  const bystander = {
+    idle: await bystanderReads(direct.baseUrl, db, { ...plan.bystander, strategy: "lease", users: 0 }, progress),
+    lease: await bystanderReads(direct.baseUrl, db, { ...plan.bystander, strategy: "lease" }, progress),
+    redis: await bystanderReads(direct.baseUrl, db, { ...plan.bystander, strategy: "redis" }, progress),
+  };
+
+  const results = {
+    date: new Date().toISOString(),
+    seed,
+    machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGb: round(os.totalmem() / 2 ** 30, 1) },
+    commit: execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim(),
+    pgbouncer: execSync(`${findProgram("pgbouncer", "pgbouncer")} --version`, { encoding: "utf8" }).split("\n")[0],
+    redis: execSync(`${findProgram("redis-server", "redis-server")} --version`, { encoding: "utf8" }).trim(),
+    plan,
+    micro,
+    single,
+    bystander,
+  };
+  const file = path.join(import.meta.dirname, "results", "parts.json");
+  writeFileSync(
+    file,
+    JSON.stringify(results, (_, value) => (typeof value === "number" ? round(value) : value), 2) + "\n",
+  );
+  const ms = (value: number | null | undefined) => (value == null ? "–" : `${value.toFixed(2)} ms`);
+  console.table({
+    "acquire + release, direct": { p50: ms(micro.direct.p50.median), p99: ms(micro.direct.p99.median) },
+    "acquire + release, PgBouncer": { p50: ms(micro.pgbouncer.p50.median), p99: ms(micro.pgbouncer.p99.median) },
+    "lone switch, lease direct": { p50: ms(single.leaseDirect.p50.median), p99: "" },
+    "lone switch, lease via PgBouncer": { p50: ms(single.leaseThroughPgBouncer.p50.median), p99: "" },
+    "lone switch, redis": { p50: ms(single.redis.p50.median), p99: "" },
+    "bystander read, idle": { p50: ms(bystander.idle.reads.p50), p99: ms(bystander.idle.reads.p99) },
+    "bystander read, 16 under lease": { p50: ms(bystander.lease.reads.p50), p99: ms(bystander.lease.reads.p99) },
+    "bystander read, 16 under redis": { p50: ms(bystander.redis.reads.p50), p99: ms(bystander.redis.reads.p99) },
+  });
+  console.log(`${path.relative(process.cwd(), file)} written (seed ${seed}).`);
+} finally {
+  for (const app of apps) await app.stop();
+  await db.destroy();
+  await redis.stop();
+  await pgbouncer.stop();
+}
