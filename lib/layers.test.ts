@@ -16,11 +16,11 @@ function resolve(from: string, specifier: string): string | null {
       ? path.resolve(path.dirname(from), specifier)
       : null;
   if (local === null) return null;
-  return (
-    ["", ".ts", ".tsx", "/index.ts"]
-      .map((ending) => local + ending)
-      .find((candidate) => existsSync(candidate) && statSync(candidate).isFile()) ?? local
-  );
+  const file = ["", ".ts", ".tsx", "/index.ts"]
+    .map((ending) => local + ending)
+    .find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
+  if (!file) throw new Error(`${relative(from)} imports ${specifier}, which names no file here`);
+  return file;
 }
 
 const packageOf = (specifier: string) =>

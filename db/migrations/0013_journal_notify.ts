@@ -1,10 +1,12 @@
 import { sql, type Kysely } from "kysely";
 
 /**
- * Every write to the switch journal tells every instance's reconciler (channel `switch_journal`, the
- * user's id as payload), at commit: it wakes on a half-done switch instead of polling for one. One
- * pg_notify per journal write, 3–4 per switch, each a few microseconds inside a statement the switch
- * sends anyway.
+ * A new switch journal entry tells every instance's reconciler (channel `switch_journal`, the user's id as
+ * payload), at commit: it then follows the entry until it is closed or settled (lib/switch/reconciler.ts),
+ * instead of polling for entries at rest. Only the INSERT notifies, once per switch, in the acquiring
+ * statement: a transaction that notifies commits under a database-wide lock (PreCommit_Notify), so its
+ * commit cannot share a WAL flush with another's, and the later steps, renewals and the close would pay
+ * that 3 more times per switch for nothing the reconciler needs.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -14,7 +16,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       RETURN NULL;
     END $$`.execute(db);
   await sql`
-    CREATE TRIGGER switch_journal_notify AFTER INSERT OR UPDATE ON switch_journal
+    CREATE TRIGGER switch_journal_notify AFTER INSERT ON switch_journal
       FOR EACH ROW EXECUTE FUNCTION switch_journal_notify()`.execute(db);
 }
 

@@ -58,10 +58,19 @@ function watchPool(pool: pg.Pool): PoolWatch {
       for (const listener of listeners) listener();
     });
   };
-  // pg-pool emits no event when a checkout has to queue: its `connect` is where that happens.
+  // pg-pool emits no event when a checkout has to queue, nor when a queued one times out or a new
+  // connection fails: the checkout is watched where it starts and where it ends, in either of its forms.
   const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
   pool.connect = ((...args: unknown[]) => {
-    const result = connect(...args);
+    const [callback] = args;
+    const result =
+      typeof callback === "function"
+        ? connect((...answer: unknown[]) => {
+            changed();
+            return (callback as (...inner: unknown[]) => unknown)(...answer);
+          })
+        : connect();
+    if (result instanceof Promise) result.then(changed, changed);
     changed();
     return result;
   }) as typeof pool.connect;

@@ -7,9 +7,10 @@
  * longer land, so the reconciler waits `reconcileAfterMs` past that moment, and a round it could not finish
  * for that reason leaves no journal entry behind.
  *
- * Nothing polls: every instance wakes when the journal changes (its NOTIFY, migration 0013), runs a round
- * when the earliest open entry can be settled, and sweeps every 30 s besides, for a notification lost while
- * its listening connection was down. At rest, with nothing half-done, that sweep is all it sends.
+ * Nothing polls at rest: every instance wakes when a switch opens a journal entry (its NOTIFY, migration
+ * 0013) and runs a round when the earliest open entry can be settled, looking again every second while its
+ * user's lease is held (a release sends no notification); it sweeps every 30 s besides, for a notification
+ * lost while its listening connection was down. With nothing half-done, that sweep is all it sends.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
@@ -27,6 +28,8 @@ export interface ReconcilePolicy {
 const minGapMs = 500;
 /** The sweep for a notification lost while the listening connection was down. */
 const sweepEveryMs = 30_000;
+/** While an open entry's lease is held: it may be released at any moment, and a release sends no notification. */
+const heldLookAgainMs = 1_000;
 /** Past the moment an entry becomes due: the round's conditions are strict (`<`), timers are whole ms. */
 const dueSlackMs = 20;
 
@@ -61,16 +64,20 @@ export async function reconcileRound(db: Kysely<Database>, policy: ReconcilePoli
 
 /**
  * In how many ms the earliest open entry meets the round's conditions (≤ 0: now), or null when no entry is
- * open: the same conditions as the round's, as a moment. The same index scan.
+ * open: the same conditions as the round's, as a moment. A held lease counts until its expiry, but may be
+ * released before it: then the entry is looked at again in a second. The same index scan.
  */
 async function nextDueInMs(db: Kysely<Database>, policy: ReconcilePolicy): Promise<number | null> {
   const after = policy.reconcileAfterMs / 1000;
   const { rows } = await sql<{ due_in_ms: number | null }>`
-    SELECT (extract(epoch FROM min(greatest(
-              j.updated_at + make_interval(secs => ${after}),
-              coalesce(u.identity_action_locked_until, '-infinity'::timestamptz),
-              CASE WHEN ${policy.providerFences}::boolean OR j.in_flight_until IS NULL THEN '-infinity'::timestamptz
-                   ELSE j.in_flight_until + make_interval(secs => ${after}) END)) - now()) * 1000)::float8 AS due_in_ms
+    SELECT (extract(epoch FROM min(least(
+              greatest(
+                j.updated_at + make_interval(secs => ${after}),
+                coalesce(u.identity_action_locked_until, '-infinity'::timestamptz),
+                CASE WHEN ${policy.providerFences}::boolean OR j.in_flight_until IS NULL THEN '-infinity'::timestamptz
+                     ELSE j.in_flight_until + make_interval(secs => ${after}) END),
+              CASE WHEN u.identity_action_locked_until > now() THEN now() + make_interval(secs => ${heldLookAgainMs / 1000})
+                   ELSE 'infinity'::timestamptz END)) - now()) * 1000)::float8 AS due_in_ms
       FROM switch_journal j JOIN users u ON u.id = j.user_id
      WHERE j.step NOT IN ('done', 'resolved')`.execute(db);
   return rows[0]?.due_in_ms ?? null;
@@ -133,8 +140,8 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
   }
 
   subscribe("switch_journal", {
-    // A journal write: the round after it finds when the entry is due. The reconciler's own writes come
-    // back here too, so rounds stay `minGapMs` apart.
+    // A new entry: the round after it finds when the entry is due. The reconciler's own entries come back
+    // here too, so rounds stay `minGapMs` apart.
     onMessage: () => runIn(minGapMs),
     // Notifications sent while the listening connection was down are lost: a round finds their entries.
     onConnect: () => runIn(0),
