@@ -17,6 +17,7 @@ import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { sql } from "kysely";
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
 import { identityActionLease } from "../lib/switch/identity-action-lease";
@@ -73,6 +74,8 @@ try {
     runs.pgbouncer.push(times.pgbouncer);
   }
   await Promise.all(Object.values(ways).map((way) => way.db.destroy()));
+  // Each acquire journaled an intent nobody finished: gone before any app (and its reconciler) starts.
+  await sql`DELETE FROM switch_journal`.execute(db);
   const perRun = (way: Way, p: "p50" | "p99") => runs[way].map((times) => distribution(times)[p] ?? NaN);
   const ratio = (p: "p50" | "p99") =>
     repeated(perRun("pgbouncer", p).map((value, index) => value / perRun("direct", p)[index]!));

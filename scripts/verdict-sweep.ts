@@ -33,12 +33,18 @@ interface Tally {
   seconds: number[];
 }
 
-/** A lab: its own database, provider and redis-server, and two app instances, direct and pooled. */
-async function startLab(index: number, pgbouncer: RunningPgBouncer) {
-  const databaseUrl = await prepareDatabase(databaseFor(`sweep_${index}`), { fresh: true });
+/** A lab on its own database: its provider and redis-server, and two app instances, direct and pooled. */
+async function startLab(
+  index: number,
+  databaseUrl: string,
+  pgbouncer: RunningPgBouncer,
+  stops: (() => Promise<void>)[],
+) {
   const redis = await startRedis(6390 + index);
+  stops.push(redis.stop);
   const env = { REDIS_URL: redis.url, LAB_INSTANCE: `sweep-${index}` };
   const direct = await startApp({ databaseUrl, port: portBase + 2 * index, env });
+  stops.unshift(direct.stop);
   const pooled = await startApp({
     databaseUrl: pgbouncer.pooledUrl(databaseUrl),
     port: portBase + 2 * index + 1,
@@ -49,34 +55,28 @@ async function startLab(index: number, pgbouncer: RunningPgBouncer) {
       LAB_INSTANCE: `sweep-${index}-pooled`,
     },
   });
-  return {
-    direct: appClient(direct.baseUrl),
-    pooled: appClient(pooled.baseUrl),
-    stop: async () => {
-      await Promise.all([direct.stop(), pooled.stop()]);
-      await redis.stop();
-    },
-  };
+  stops.unshift(pooled.stop);
+  return { direct: appClient(direct.baseUrl), pooled: appClient(pooled.baseUrl) };
 }
 
+// What was started, the apps first, then the parts: stopped in that order, whatever failed on the way.
+const stops: (() => Promise<void>)[] = [];
+const databaseUrls = await Promise.all(
+  Array.from({ length: labs }, (_, index) => prepareDatabase(databaseFor(`sweep_${index}`), { fresh: true })),
+);
 // One PgBouncer serves every database of the embedded server (`* = host=… port=…`).
-const pgbouncer = await startPgBouncer(
-  await prepareDatabase(databaseFor("sweep_0"), { fresh: true }),
-  Number(process.env.SWEEP_PGBOUNCER_PORT ?? 6443),
-);
-const started = await Promise.all(Array.from({ length: labs }, (_, index) => startLab(index, pgbouncer)));
-const listed = (await started[0]!.direct.get("/api/lab/experiments")).body.experiments as {
-  id: string;
-  available: boolean;
-}[];
-const tallies = new Map<string, Tally>(
-  listed.map(({ id }) => [id, { experimentId: id, asExpected: 0, unexpected: [], seconds: [] }]),
-);
-// Every experiment `runs` times in all, shared out among the labs, each lab running one at a time.
-const queue = Array.from({ length: runs }, () => listed.map(({ id }) => id)).flat();
+const pgbouncer = await startPgBouncer(databaseUrls[0]!, Number(process.env.SWEEP_PGBOUNCER_PORT ?? 6443));
+stops.push(pgbouncer.stop);
+const tallies = new Map<string, Tally>();
 const begun = Date.now();
-let done = 0;
 try {
+  const started = await Promise.all(databaseUrls.map((url, index) => startLab(index, url, pgbouncer, stops)));
+  const listed = (await started[0]!.direct.get("/api/lab/experiments")).body.experiments as { id: string }[];
+  for (const { id } of listed) tallies.set(id, { experimentId: id, asExpected: 0, unexpected: [], seconds: [] });
+  // Every experiment `runs` times in all, shared out among the labs, each lab running one at a time.
+  const queue = Array.from({ length: runs }, () => listed.map(({ id }) => id)).flat();
+  const total = queue.length;
+  let done = 0;
   await Promise.all(
     started.map(async (lab) => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
@@ -92,13 +92,12 @@ try {
             explanation: answer.body?.explanation ?? answer.body?.detail ?? JSON.stringify(answer.body),
           });
         done++;
-        process.stdout.write(`\r${done} of ${runs * listed.length} runs, ${Math.round((Date.now() - begun) / 1000)} s`);
+        process.stdout.write(`\r${done} of ${total} runs, ${Math.round((Date.now() - begun) / 1000)} s`);
       }
     }),
   );
 } finally {
-  await Promise.all(started.map((lab) => lab.stop()));
-  await pgbouncer.stop();
+  for (const stop of stops) await stop();
 }
 
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] ?? 0;
@@ -107,7 +106,7 @@ const rows = [...tallies.values()].map((tally) => ({
   "as expected": tally.asExpected,
   unexpected: tally.unexpected.length,
   "median s": median(tally.seconds),
-  "slowest s": Math.max(...tally.seconds),
+  "slowest s": tally.seconds.length > 0 ? Math.max(...tally.seconds) : 0,
 }));
 console.log(`\n\n${runs} runs of each experiment, ${labs} at a time, in ${Math.round((Date.now() - begun) / 1000)} s`);
 console.table(rows);
