@@ -25,6 +25,8 @@ const labs = Number(values.labs);
 // Outside the test suites' port pool (test/harness/ports.ts), so a sweep can run beside them.
 const portBase = Number(process.env.SWEEP_PORT_BASE ?? 3320);
 const pooledOnly = new Set(["pooler-strands-session-lock"]);
+// The code the apps run: read now, as the checkout may move on while the sweep runs.
+const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
 
 interface Tally {
   experimentId: string;
@@ -113,7 +115,6 @@ console.table(rows);
 for (const tally of tallies.values())
   for (const { runId, explanation } of tally.unexpected)
     console.log(`UNEXPECTED ${tally.experimentId} (${runId}): ${explanation}`);
-const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
 writeFileSync(
   "bench/results/verdict-sweep.json",
   `${JSON.stringify(
