@@ -16,10 +16,13 @@ export const crashAfterAcquire: Experiment = {
     const ttlMs = 1_500;
     // The provider enforces fencing tokens: the next holder's fenced read shuts out any call the dead one
     // might have left in flight, so it need not wait for the provider's apply limit as well.
+    // The next switch is the one that recovers: the background reconciler is off, as on a loaded machine
+    // it could become eligible (the entry quiet for its 3 s) before the next switch arrives.
     await lab.fresh({
       leaseTtlMs: ttlMs,
       provider: { ...slowSwitchCalls(200), enforceFencing: true },
       faults: { crash: "after-acquire" },
+      reconcileAfterMs: null,
     });
     const crashed = await lab.switchTo(ada.github, "switch that crashes after acquiring");
     const leaseAfterCrash = await lab.lease();

@@ -50,6 +50,9 @@ async function crashUnderLongTtl(lab: Lab) {
     leaseTtlMs: longTtlMs,
     provider: { ...slowSwitchCalls(100), enforceFencing: true },
     faults: { crash: "after-acquire" },
+    // The next user's switch is the one that recovers here: the background reconciler, which would be
+    // eligible the moment the lease expires (the entry has been quiet longer than its 3 s), is off.
+    reconcileAfterMs: null,
   });
   const crashed = await lab.switchTo(ada.github, "switch that crashes after acquiring");
   const refused = await lab.switchTo(ada.email, "switch while the dead holder's lease lasts");
