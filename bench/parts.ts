@@ -37,7 +37,7 @@ const progress = (note: string) => process.stderr.write(`${note}\n`);
 const plan = {
   micro: { iterations: 1_000, warmup: 200, repetitions: 3, blockSize: 50 },
   single: { latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
-  // A read every 20 ms: a user's page read costs the app about 9 ms here (it reads the provider too), so a
+  // A read every 20 ms: one page read alone takes about 9 ms here (Next.js, the session, the view), so a
   // faster open loop would measure the bystander's own queue, not the switches' effect on it.
   bystander: { users: 16, poolSize: 4, latencyMs: 200, reads: 1_000, readEveryMs: 20 },
 };
