@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { expectNoSidewaysScroll, resetLab, seriousViolations } from "./lab";
+import { classroomViewports, expectNoSidewaysScroll, resetLab, seriousViolations } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -50,31 +50,28 @@ async function expectWholeRun(page: Page, card: ReturnType<Page["locator"]>) {
   expect(ownLanes + refused).toBe(run.lanes.length);
 }
 
-// Every card the e2e apps can run (they run without PgBouncer and Redis), in groups that run side by side
-// at 1440 px; at 390 px, two of the richest.
+// Every card the e2e apps can run (they run without PgBouncer and Redis), on both of the class's screens, in
+// groups that run side by side.
 const cardGroups = [
   ["q1-transaction-holds-connections", "q2-simultaneous-acquire", "q3-ttl-too-short", "q4-lock-column-mapped"],
   ["q3-ttl-too-long", "q5-advisory-or-lease", "f1-crash-after-acquire"],
   ["f2-lease-stolen", "f3-release-fails", "f4-race-to-acquire", "advisory-not-enforced", "in-process-mutex"],
 ];
-for (const [width, height, ids] of [
-  ...cardGroups.map((ids) => [1440, 900, ids] as const),
-  [390, 844, ["advisory-not-enforced", "f2-lease-stolen"]] as const,
-]) {
-  test(`at ${width} px each card draws its whole run, every variant and its markers, and nothing overflows (${ids.join(", ")})`, async ({
-    page,
-  }) => {
-    test.setTimeout(60_000 * ids.length);
-    await page.setViewportSize({ width, height });
-    await page.goto("/learn");
-    for (const id of ids) {
-      const card = await runCard(page, id);
-      await expectWholeRun(page, card);
-      await expectNoSidewaysScroll(page);
-    }
-    expect(await seriousViolations(page)).toEqual([]);
-  });
-}
+for (const { width, height } of classroomViewports)
+  for (const ids of cardGroups)
+    test(`at ${width} px each card draws its whole run, every variant and its markers, and nothing overflows (${ids.join(", ")})`, async ({
+      page,
+    }) => {
+      test.setTimeout(60_000 * ids.length);
+      await page.setViewportSize({ width, height });
+      await page.goto("/learn");
+      for (const id of ids) {
+        const card = await runCard(page, id);
+        await expectWholeRun(page, card);
+        await expectNoSidewaysScroll(page);
+      }
+      expect(await seriousViolations(page)).toEqual([]);
+    });
 
 test("the cards that need PgBouncer or Redis say how to start the lab with them, and do not run here", async ({
   page,
