@@ -28,14 +28,14 @@ import { startRedis } from "../scripts/parts/redis";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { bystanderReads, singleSwitch } from "./http-load";
-import { acquireOptions } from "./lease-micro";
-import { distribution, repeated, round, shuffled } from "./stats";
+import { acquireOptions, timedInBlocks } from "./lease-micro";
+import { distribution, repeated, round } from "./stats";
 
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const random = seededRandom(seed);
 const progress = (note: string) => process.stderr.write(`${note}\n`);
 const plan = {
-  micro: { iterations: 1_000, warmup: 200, repetitions: 3, blockSize: 50 },
+  micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
   single: { latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
   // A read every 20 ms: one page read alone takes about 9 ms here (Next.js, the session, the view), so a
   // faster open loop would measure the bystander's own queue, not the switches' effect on it.
@@ -55,26 +55,16 @@ try {
     pgbouncer: createDb(pooledUrl, 1, { namedStatements: false }),
   };
   type Way = keyof typeof ways;
-  const cycle = async (way: Way) => {
+  const cycle = (way: Way) => async () => {
     const acquisition = await identityActionLease.acquire(ways[way].db, "ada", acquireOptions(randomUUID()));
     if (!acquisition.acquired) throw new Error(`the ${way} acquire did not win a free row`);
     await acquisition.lease.release();
   };
-  const runs: Record<Way, number[][]> = { direct: [], pgbouncer: [] };
-  for (let repetition = 0; repetition < plan.micro.repetitions; repetition++) {
-    progress(`lease through PgBouncer: repetition ${repetition + 1}/${plan.micro.repetitions}`);
-    const times: Record<Way, number[]> = { direct: [], pgbouncer: [] };
-    for (const way of ["direct", "pgbouncer"] as const) for (let i = 0; i < plan.micro.warmup; i++) await cycle(way);
-    for (let block = 0; block < plan.micro.iterations / plan.micro.blockSize; block++)
-      for (const way of shuffled(["direct", "pgbouncer"] as const, random))
-        for (let i = 0; i < plan.micro.blockSize; i++) {
-          const started = performance.now();
-          await cycle(way);
-          times[way].push(performance.now() - started);
-        }
-    runs.direct.push(times.direct);
-    runs.pgbouncer.push(times.pgbouncer);
-  }
+  const runs = await timedInBlocks(
+    { direct: cycle("direct"), pgbouncer: cycle("pgbouncer") },
+    { ...plan.micro, random },
+    (note) => progress(`lease through PgBouncer: ${note}`),
+  );
   await Promise.all(Object.values(ways).map((way) => way.db.destroy()));
   // Each acquire journaled an intent nobody finished: gone before any app (and its reconciler) starts.
   await sql`DELETE FROM switch_journal`.execute(db);
@@ -93,11 +83,7 @@ try {
   const ports = [Number(process.env.BENCH_APP_PORT ?? 3214), Number(process.env.BENCH_SECOND_APP_PORT ?? 3219)];
   apps.push(await startApp({ databaseUrl: directUrl, port: ports[0]!, env }));
   apps.push(
-    await startApp({
-      databaseUrl: pooledUrl,
-      port: ports[1]!,
-      env: { ...env, DATABASE_DIRECT_URL: directUrl, DATABASE_POOLER: "transaction" },
-    }),
+    await startApp({ databaseUrl: pooledUrl, port: ports[1]!, env: { ...env, ...pgbouncer.appEnv(directUrl) } }),
   );
   const [direct, pooled] = apps as [RunningApp, RunningApp];
   const single = {

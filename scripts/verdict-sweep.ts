@@ -16,6 +16,7 @@ import { startRedis } from "./parts/redis";
 import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
+import { median } from "../bench/stats";
 
 const { values } = parseArgs({
   options: { runs: { type: "string", default: "30" }, labs: { type: "string", default: "2" } },
@@ -24,7 +25,6 @@ const runs = Number(values.runs);
 const labs = Number(values.labs);
 // Outside the test suites' port pool (test/harness/ports.ts), so a sweep can run beside them.
 const portBase = Number(process.env.SWEEP_PORT_BASE ?? 3320);
-const pooledOnly = new Set(["pooler-strands-session-lock"]);
 // The code the apps run: read now, as the checkout may move on while the sweep runs.
 const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
 
@@ -47,15 +47,11 @@ async function startLab(
   const env = { REDIS_URL: redis.url, LAB_INSTANCE: `sweep-${index}` };
   const direct = await startApp({ databaseUrl, port: portBase + 2 * index, env });
   stops.unshift(direct.stop);
+  const pooledEnv = pgbouncer.appEnv(databaseUrl);
   const pooled = await startApp({
-    databaseUrl: pgbouncer.pooledUrl(databaseUrl),
+    databaseUrl: pooledEnv.DATABASE_URL,
     port: portBase + 2 * index + 1,
-    env: {
-      ...env,
-      DATABASE_DIRECT_URL: databaseUrl,
-      DATABASE_POOLER: "transaction",
-      LAB_INSTANCE: `sweep-${index}-pooled`,
-    },
+    env: { ...env, ...pooledEnv, LAB_INSTANCE: `sweep-${index}-pooled` },
   });
   stops.unshift(pooled.stop);
   return { direct: appClient(direct.baseUrl), pooled: appClient(pooled.baseUrl) };
@@ -73,7 +69,12 @@ const tallies = new Map<string, Tally>();
 const begun = Date.now();
 try {
   const started = await Promise.all(databaseUrls.map((url, index) => startLab(index, url, pgbouncer, stops)));
-  const listed = (await started[0]!.direct.get("/api/lab/experiments")).body.experiments as { id: string }[];
+  const listed = (await started[0]!.direct.get("/api/lab/experiments")).body.experiments as {
+    id: string;
+    needs: string[];
+  }[];
+  // The experiments that need PgBouncer run on the pooled instance, the others straight to PostgreSQL.
+  const throughPgBouncer = new Set(listed.filter(({ needs }) => needs.includes("pgbouncer")).map(({ id }) => id));
   for (const { id } of listed) tallies.set(id, { experimentId: id, asExpected: 0, unexpected: [], seconds: [] });
   // Every experiment `runs` times in all, shared out among the labs, each lab running one at a time.
   const queue = Array.from({ length: runs }, () => listed.map(({ id }) => id)).flat();
@@ -82,7 +83,7 @@ try {
   await Promise.all(
     started.map(async (lab) => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        const client = pooledOnly.has(id) ? lab.pooled : lab.direct;
+        const client = throughPgBouncer.has(id) ? lab.pooled : lab.direct;
         const at = performance.now();
         const answer = await client.post(`/api/lab/experiments/${id}/run`);
         const tally = tallies.get(id)!;
@@ -102,7 +103,6 @@ try {
   for (const stop of stops) await stop();
 }
 
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] ?? 0;
 const rows = [...tallies.values()].map((tally) => ({
   experiment: tally.experimentId,
   "as expected": tally.asExpected,

@@ -18,10 +18,11 @@ let pooled: AppClient;
 
 beforeAll(async () => {
   pgbouncer = await startPgBouncer(directUrl, Number(process.env.PGBOUNCER_PORT ?? 6433));
+  const pooledEnv = pgbouncer.appEnv(directUrl);
   pooledApp = await startApp({
-    databaseUrl: pgbouncer.pooledUrl(directUrl),
+    databaseUrl: pooledEnv.DATABASE_URL,
     port: Number(process.env.POOLED_APP_PORT ?? 3230),
-    env: { DATABASE_DIRECT_URL: directUrl, DATABASE_POOLER: "transaction", LAB_INSTANCE: "pooled" },
+    env: { ...pooledEnv, LAB_INSTANCE: "pooled" },
   });
   pooled = appClient(pooledApp.baseUrl);
   await direct.reset();

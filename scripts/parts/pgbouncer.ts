@@ -12,6 +12,11 @@ export const pgBouncerPort = (): number => Number(process.env.PGBOUNCER_PORT ?? 
 export interface RunningPgBouncer extends RunningPart {
   /** `directUrl` with PgBouncer's address in place of PostgreSQL's. */
   pooledUrl(directUrl: string): string;
+  /**
+   * The environment of an app whose pool goes through this PgBouncer: the pooled URL, the direct one for
+   * what needs a session (LISTEN, session locks), and no named prepared statements.
+   */
+  appEnv(directUrl: string): { DATABASE_URL: string; DATABASE_DIRECT_URL: string; DATABASE_POOLER: "transaction" };
 }
 
 /**
@@ -62,14 +67,16 @@ export async function startPgBouncer(directUrl: string, port = pgBouncerPort()):
     args: [...(asUser ? ["-u", "postgres"] : []), configFile],
     port,
   });
+  const pooledUrl = (url: string) => {
+    const pooled = new URL(url);
+    pooled.hostname = "127.0.0.1";
+    pooled.port = String(port);
+    return pooled.toString();
+  };
   return {
     ...running,
-    pooledUrl(url: string) {
-      const pooled = new URL(url);
-      pooled.hostname = "127.0.0.1";
-      pooled.port = String(port);
-      return pooled.toString();
-    },
+    pooledUrl,
+    appEnv: (url) => ({ DATABASE_URL: pooledUrl(url), DATABASE_DIRECT_URL: url, DATABASE_POOLER: "transaction" }),
   };
 }
 

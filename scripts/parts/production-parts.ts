@@ -37,11 +37,7 @@ export async function startParts(
     if (asked.pgbouncer) {
       const pgbouncer = await startPgBouncer(directUrl);
       stops.push(pgbouncer.stop);
-      Object.assign(appEnv, {
-        DATABASE_URL: pgbouncer.pooledUrl(directUrl),
-        DATABASE_DIRECT_URL: directUrl,
-        DATABASE_POOLER: "transaction",
-      });
+      Object.assign(appEnv, pgbouncer.appEnv(directUrl));
       console.log(`[launch] PgBouncer (transaction pooling) on port ${pgbouncer.port}: the app's pools go through it`);
     }
     if (asked.redis) {

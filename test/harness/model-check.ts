@@ -45,10 +45,11 @@ export function twoInstances({ throughPgBouncer = false } = {}): { lab: AppClien
     pgbouncer = throughPgBouncer
       ? await startPgBouncer(directUrl, Number(process.env.PGBOUNCER_PORT ?? 6433))
       : undefined;
+    const pooledEnv = pgbouncer?.appEnv(directUrl);
     second = await startApp({
-      databaseUrl: pgbouncer ? pgbouncer.pooledUrl(directUrl) : directUrl,
+      databaseUrl: pooledEnv?.DATABASE_URL ?? directUrl,
       port: Number(process.env.MODEL_APP_PORT ?? 3218),
-      env: pgbouncer ? { DATABASE_DIRECT_URL: directUrl, DATABASE_POOLER: "transaction", LAB_INSTANCE: "pooled" } : {},
+      env: pooledEnv ? { ...pooledEnv, LAB_INSTANCE: "pooled" } : {},
     });
   });
   afterAll(async () => {
@@ -64,6 +65,13 @@ export const modelProperty = (
   strategy: string,
   profile: ScheduleProfile = "rich",
 ) => settlingProperty(pair, strategy, scheduleArbitrary(2, 10, profile));
+
+/** Under `lease`, every one of `numRuns` schedules of `profile` drawn from the seed settles (fails at the first that does not). */
+export const everyLeaseScheduleSettles = (
+  pair: ReturnType<typeof twoInstances>,
+  profile: ScheduleProfile,
+  numRuns: number,
+): Promise<void> => fc.assert(modelProperty(pair, "lease", profile), { seed: modelSeed, numRuns, endOnFailure: true });
 
 /** The same property over the schedules of the control that removes the lease's condition from the save. */
 export const unfencedSaveProperty = (pair: ReturnType<typeof twoInstances>) =>
