@@ -118,6 +118,34 @@ export interface MicroResult {
 /** Iterations run back to back before the next way's turn: small blocks, so all ways share the machine's moods. */
 const blockSize = 50;
 
+/**
+ * Times each of `ways` (one operation each) against the others: per repetition, a warm-up of each, then
+ * `iterations` of each in blocks of 50, the ways' order shuffled for every block. Each way's milliseconds,
+ * one list per repetition.
+ */
+export async function timedInBlocks<Way extends string>(
+  ways: Record<Way, () => Promise<void>>,
+  options: { iterations: number; warmup: number; repetitions: number; random: () => number },
+  progress: (note: string) => void,
+): Promise<Record<Way, number[][]>> {
+  const names = Object.keys(ways) as Way[];
+  const runs = Object.fromEntries(names.map((way) => [way, [] as number[][]])) as Record<Way, number[][]>;
+  for (let repetition = 0; repetition < options.repetitions; repetition++) {
+    progress(`repetition ${repetition + 1}/${options.repetitions}`);
+    for (const way of shuffled(names, options.random)) for (let i = 0; i < options.warmup; i++) await ways[way]();
+    const times = Object.fromEntries(names.map((way) => [way, [] as number[]])) as Record<Way, number[]>;
+    for (let block = 0; block < options.iterations / blockSize; block++)
+      for (const way of shuffled(names, options.random))
+        for (let i = 0; i < blockSize; i++) {
+          const started = performance.now();
+          await ways[way]();
+          times[way].push(performance.now() - started);
+        }
+    for (const way of names) runs[way].push(times[way]);
+  }
+  return runs;
+}
+
 export async function leaseMicrobench(
   databaseUrl: string,
   options: { iterations: number; warmup: number; repetitions: number; random: () => number },
@@ -127,30 +155,15 @@ export async function leaseMicrobench(
   const { db, pool } = createDb(databaseUrl, 1);
   const rawPool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const connections = (variant: MicroVariant): Connections => ({ pool: variant === "library" ? pool : rawPool, db });
-  const samples = Object.fromEntries(microVariants.map((variant) => [variant, [] as number[][]])) as Record<
-    MicroVariant,
-    number[][]
-  >;
+  let samples: Record<MicroVariant, number[][]>;
   try {
-    for (let repetition = 0; repetition < options.repetitions; repetition++) {
-      progress(`lease microbenchmark: repetition ${repetition + 1}/${options.repetitions}`);
-      for (const variant of shuffled(microVariants, options.random))
-        for (let i = 0; i < options.warmup; i++) await cycles[variant](connections(variant));
-      const times = Object.fromEntries(microVariants.map((variant) => [variant, [] as number[]])) as Record<
-        MicroVariant,
-        number[]
-      >;
-      for (let block = 0; block < options.iterations / blockSize; block++) {
-        for (const variant of shuffled(microVariants, options.random)) {
-          for (let i = 0; i < blockSize; i++) {
-            const started = performance.now();
-            await cycles[variant](connections(variant));
-            times[variant].push(performance.now() - started);
-          }
-        }
-      }
-      for (const variant of microVariants) samples[variant].push(times[variant]);
-    }
+    samples = await timedInBlocks(
+      Object.fromEntries(
+        microVariants.map((variant) => [variant, () => cycles[variant](connections(variant))]),
+      ) as Record<MicroVariant, () => Promise<void>>,
+      options,
+      (note) => progress(`lease microbenchmark: ${note}`),
+    );
   } finally {
     await db.destroy();
     await rawPool.end();
