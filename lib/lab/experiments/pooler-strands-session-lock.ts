@@ -38,7 +38,7 @@ export const poolerStrandsSessionLock: Experiment = {
   question: "What becomes of a session advisory lock behind a pooler in transaction mode, and of the lease?",
   failureMode: "The pooler hands the locking session's server connection to others: the lock is stranded there",
   expected:
-    "Through PgBouncer, `session-advisory` takes pg_advisory_lock on a server connection the pooler gives back at once; the switch ends and closes its client, but the server connection stays open in the pool, so the lock is still granted after the switch, on a backend back in the pool (idle, or serving another client for a transaction), and no other session can take it. The lease, through the same pooler, switches, refuses a concurrent second click and is free afterwards.",
+    "Through PgBouncer, `session-advisory` takes pg_advisory_lock on a server connection the pooler gives back at once; the switch ends and closes its client, but the server connection stays open in the pool, so the lock is still granted after the switch, on a backend back in the pool (idle, or already handed on), and no other session can take it. The lease, through the same pooler, switches, refuses a concurrent second click and is free afterwards.",
   tryNext:
     "With `npm run dev -- --pgbouncer`, choose `session-advisory`, click Make primary, then SELECT pid, state FROM pg_locks JOIN pg_stat_activity USING (pid) WHERE locktype = 'advisory'.",
   needs: ["pgbouncer"],
