@@ -71,22 +71,28 @@ const sourcesUnder = (directory: string): string[] =>
 const relative = (file: string) => path.relative(root, file);
 
 describe("the layers", () => {
-  it("the switch route reaches the provider without the lab's code or msw; the lab is loaded only when it is on", () => {
-    const { files, packages, onDemand } = closureOf(path.join(root, "app/api/users/[userId]/primary/route.ts"));
-    expect([...files].map(relative).filter((file) => file.startsWith("lib/lab/"))).toEqual([]);
-    expect([...packages].filter((name) => name === "msw")).toEqual([]);
-    // The walk does follow the path: the product's switch and its lease are on it.
-    expect([...files].map(relative)).toEqual(
-      expect.arrayContaining(["lib/switch/service.ts", "lib/switch/lease-guard.ts", "lib/lease/with-lease.ts"]),
-    );
-    // One door to the lab: the composition root's, taken only with LAB_ENABLED.
-    expect(onDemand.filter(({ file }) => file.startsWith("lib/lab/"))).toEqual([
-      { by: "lib/web/switch.ts", file: "lib/lab/switch-layer.ts" },
-    ]);
-    expect(readFileSync(path.join(root, "lib/web/switch.ts"), "utf8")).toMatch(
-      /config\.labEnabled \? \(await import\("\.\.\/lab\/switch-layer"\)\)/,
-    );
-  });
+  it.each([
+    ["switch", "app/api/users/[userId]/primary/route.ts", "lib/switch/lease-guard.ts"],
+    ["rename", "app/api/users/[userId]/route.ts", "lib/switch/rename.ts"],
+  ])(
+    "the %s route reaches the provider without the lab's code or msw; the lab is loaded only when it is on",
+    (_, route, itsWork) => {
+      const { files, packages, onDemand } = closureOf(path.join(root, route));
+      expect([...files].map(relative).filter((file) => file.startsWith("lib/lab/"))).toEqual([]);
+      expect([...packages].filter((name) => name === "msw")).toEqual([]);
+      // The walk does follow the path: the product's switch, the route's own work and the lease are on it.
+      expect([...files].map(relative)).toEqual(
+        expect.arrayContaining(["lib/switch/service.ts", itsWork, "lib/lease/with-lease.ts"]),
+      );
+      // One door to the lab: the composition root's, taken only with LAB_ENABLED.
+      expect(onDemand.filter(({ file }) => file.startsWith("lib/lab/"))).toEqual([
+        { by: "lib/web/switch.ts", file: "lib/lab/switch-layer.ts" },
+      ]);
+      expect(readFileSync(path.join(root, "lib/web/switch.ts"), "utf8")).toMatch(
+        /config\.labEnabled \? \(await import\("\.\.\/lab\/switch-layer"\)\)/,
+      );
+    },
+  );
 
   it("no two folders of lib/ import each other, and lib/ imports nothing of Next.js", () => {
     const folderOf = (file: string) => relative(file).split(path.sep)[1]!;

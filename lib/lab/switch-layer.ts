@@ -2,5 +2,6 @@
 import type { SwitchLayer } from "../switch/service";
 import { promote } from "./promote";
 import { labReconcilePolicy } from "./reconciler";
+import { rename } from "./rename";
 
-export const labSwitchLayer: SwitchLayer = { promote, reconcilePolicy: labReconcilePolicy };
+export const labSwitchLayer: SwitchLayer = { promote, rename, reconcilePolicy: labReconcilePolicy };

@@ -12,5 +12,7 @@ describe("the product's switch settings", () => {
     });
     expect(defaultLabSettings.strategy).toBe("lease");
     expect(defaultLabSettings.leaseSafeguards).toBe(true);
+    // The product's rename never maps the lock columns (lib/switch/service.ts).
+    expect(defaultLabSettings.lockColumnMapped).toBe(false);
   });
 });

@@ -17,6 +17,9 @@ const switchLayer = async (): Promise<SwitchLayer> =>
 export const promote: SwitchLayer["promote"] = async (db, provider, request, idempotencyKey) =>
   (await switchLayer()).promote(db, provider, request, idempotencyKey);
 
+export const rename: SwitchLayer["rename"] = async (db, provider, request) =>
+  (await switchLayer()).rename(db, provider, request);
+
 /** One reconciliation round now, in this process. */
 export const reconcileOnce = async (db: Kysely<Database>, provider: IdentityProviderClient): Promise<string[]> =>
   reconcileRound(db, await (await switchLayer()).reconcilePolicy(db, provider));

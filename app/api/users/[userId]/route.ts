@@ -4,10 +4,10 @@ import { appDb } from "@/lib/core/db";
 import { UserNotFound } from "@/lib/core/problems";
 import { parseOrThrow } from "@/lib/core/validation";
 import { getUserView, userIdSchema } from "@/lib/switch/users";
-import { rename } from "@/lib/lab/rename";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
 import { parseJsonBody, respond } from "@/lib/web/http";
 import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
+import { rename } from "@/lib/web/switch";
 
 export async function GET(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
   return respond(request, async () => {
