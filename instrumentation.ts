@@ -8,7 +8,7 @@ export async function register(): Promise<void> {
   installRequestGuard();
   const { config } = await import("./lib/core/config");
   if (!config.databaseUrl) return;
-  if (config.transactionPooler && !process.env.DATABASE_DIRECT_URL)
+  if (!config.hearsNotifications)
     console.warn(
       "[app] DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: LISTEN goes through the pooler and hears nothing (the live stream, settings, the reconciler's wake-ups). Set DATABASE_DIRECT_URL to the database itself.",
     );

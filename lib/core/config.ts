@@ -16,6 +16,8 @@ export const config = {
    * port 6543, Neon's pooled URL), so the pool sends no named prepared statements (db/prepared-statements.ts).
    */
   transactionPooler: process.env.DATABASE_POOLER === "transaction",
+  /** Whether LISTEN reaches PostgreSQL: not through a transaction pooler with no direct URL beside it. */
+  hearsNotifications: !(process.env.DATABASE_POOLER === "transaction" && !process.env.DATABASE_DIRECT_URL),
   providerPort,
   identityProviderBaseUrl: (process.env.IDP_BASE_URL ?? `http://127.0.0.1:${providerPort}`).replace(/\/$/, ""),
   /** The lab's teaching controls; `LAB_ENABLED=false` turns them off (settings stay at their defaults). */

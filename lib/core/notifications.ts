@@ -1,7 +1,8 @@
 /**
  * PostgreSQL LISTEN/NOTIFY between app instances. Each process listens on one dedicated connection (not
  * from the pool, which the lab exhausts on purpose), shared by every subscriber and opened again after an
- * error; a subscriber's `onConnect` runs after every (re)connection, to catch up on what it missed.
+ * error; a subscriber's `onConnect` runs after every (re)connection, to catch up on what it missed, and its
+ * `onDisconnect` when the connection is lost.
  */
 import { sql, type Kysely } from "kysely";
 import pg from "pg";
@@ -11,6 +12,8 @@ import { config } from "./config";
 export interface Subscriber {
   onMessage(payload: string): void;
   onConnect?(): void;
+  /** The connection was lost: what is sent from now until the next `onConnect` is not heard. */
+  onDisconnect?(): void;
 }
 
 interface Listener {
@@ -98,6 +101,9 @@ async function listen(client: pg.Client, channel: string): Promise<void> {
 function lost(client: pg.Client, error: unknown): void {
   if (listener.client && listener.client !== client) return;
   listener.client = null;
+  for (const subscribers of listener.subscribers.values()) {
+    for (const subscriber of subscribers) run(() => subscriber.onDisconnect?.());
+  }
   client.end().catch(() => {});
   listener.retryDelayMs = Math.min(maxRetryDelayMs, Math.max(firstRetryDelayMs, listener.retryDelayMs * 2));
   console.error(`[notifications] listening connection lost (${String(error)}); again in ${listener.retryDelayMs} ms`);

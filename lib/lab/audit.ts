@@ -10,7 +10,7 @@ import { sql, type Kysely } from "kysely";
 import { splitIdentityId, type Database } from "../../db/schema";
 import type { ProviderAccount } from "../provider/client";
 import { fetchProviderAccounts, type ProviderCall } from "../provider-sim/lab-client";
-import { getLabSettings } from "./settings-store";
+import { labSettings } from "./settings-snapshot";
 
 /** A violation, the identities it is about, and the operations whose provider calls touched them. */
 export interface Finding {
@@ -43,7 +43,7 @@ export interface AuditReport extends Settling {
 const readAttempts = 3;
 
 export async function auditConsistency(db: Kysely<Database>): Promise<AuditReport> {
-  const { applyLimitMs } = (await getLabSettings(db)).provider;
+  const { applyLimitMs } = (await labSettings(db)).provider;
   let before = await readActivity(db, applyLimitMs);
   for (let attempt = 1; ; attempt++) {
     const [users, identities, { accounts, calls }] = await Promise.all([

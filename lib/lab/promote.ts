@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import { promoteRequest, type PromoteRequest, type PromoteResult } from "../switch/switch-primary";
-import { getLabSettings } from "./settings-store";
+import { labSettings } from "./settings-snapshot";
 import { guardFor } from "./strategies";
 import { answering, startRecording } from "./lane-recorder";
 import { recordedGuard, recordingProvider } from "./recorded";
@@ -27,7 +27,7 @@ export async function promote(
     operationId,
   });
   return answering(recorder, async () => {
-    const settings = await getLabSettings(db);
+    const settings = await labSettings(db);
     recorder.setStrategy(settings.strategy);
     const guard = recordedGuard(guardFor(db, settings, recorder), recorder, settings.strategy === "lease");
     return promoteRequest(

@@ -9,14 +9,17 @@ import { kyselyOn } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { startProviderServer } from "../provider-sim/server";
 import { readyLine } from "./provider-process-control";
-import { getLabSettings, takeScriptedOutcome } from "./settings-store";
+import { hearLabSettings, labSettings } from "./settings-snapshot";
+import { takeScriptedOutcome } from "./settings-store";
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error("the provider needs DATABASE_URL");
 const provider = await startProviderServer(databaseUrl, Number(process.env.IDP_PORT ?? 0), (pool) => {
   const labTables = kyselyOn<Database>(pool);
+  // The knobs as last announced: a simulated call reads no settings row.
+  hearLabSettings(labTables, () => {});
   return {
-    settings: async () => (await getLabSettings(labTables)).provider,
+    settings: async () => (await labSettings(labTables)).provider,
     takeScriptedOutcome: (endpoint) => takeScriptedOutcome(labTables, endpoint),
   };
 });

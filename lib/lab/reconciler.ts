@@ -8,7 +8,7 @@ import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import type { ReconcilePolicy } from "../switch/reconciler";
 import { settleLeftovers } from "../switch/switch-primary";
-import { getLabSettings } from "./settings-store";
+import { labSettings } from "./settings-snapshot";
 import { leaseGuardFor } from "./strategies";
 import { answerOf, startRecording } from "./lane-recorder";
 import { recordedGuard, recordingProvider } from "./recorded";
@@ -17,7 +17,7 @@ export async function labReconcilePolicy(
   db: Kysely<Database>,
   provider: IdentityProviderClient,
 ): Promise<ReconcilePolicy | null> {
-  const settings = await getLabSettings(db);
+  const settings = await labSettings(db);
   // Only the lease journals its switches; the textbook lease (safeguards off) is shown as it is.
   if (settings.strategy !== "lease" || !settings.leaseSafeguards || settings.reconcileAfterMs === null) return null;
   return {

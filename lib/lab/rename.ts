@@ -4,14 +4,14 @@ import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import { renameUser, type RenameRequest } from "../switch/rename";
 import type { UserView } from "../switch/users";
-import { getLabSettings } from "./settings-store";
+import { labSettings } from "./settings-snapshot";
 
 export async function rename(
   db: Kysely<Database>,
   provider: IdentityProviderClient,
   request: RenameRequest,
 ): Promise<UserView> {
-  const settings = await getLabSettings(db);
+  const settings = await labSettings(db);
   return renameUser(db, provider, request, {
     lockColumnMapped: settings.lockColumnMapped,
     timeoutMs: settings.leaseTtlMs,

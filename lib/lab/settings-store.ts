@@ -17,8 +17,11 @@ import {
 } from "./settings-schema";
 import type { ProviderEndpoint, ScriptedOutcome } from "../provider-sim/chaos-settings";
 
-/** The settings in force; with the lab switched off, always the defaults. */
-export async function getLabSettings(db: Kysely<Database>): Promise<LabSettings> {
+/**
+ * The settings as stored now, read from the database: for writers and catch-ups. Everything else asks
+ * `labSettings` (settings-snapshot.ts), which reads no row while this process hears the announcements.
+ */
+export async function readLabSettings(db: Kysely<Database>): Promise<LabSettings> {
   if (!config.labEnabled) return defaultLabSettings;
   const row = await db.selectFrom("lab_settings").select("settings").executeTakeFirst();
   return row ? settingsFrom(row.settings) : defaultLabSettings;
@@ -52,13 +55,20 @@ export function announcementFrom(payload: string): Announcement {
 }
 
 export async function updateLabSettings(db: Kysely<Database>, patch: unknown): Promise<Announcement> {
-  const next = parseOrThrow(labSettingsSchema, deepMerge(await getLabSettings(db), patch), "body");
-  // Written and announced in one transaction, so the announcements arrive in the order the writes committed.
+  // Read under the row's lock, merged, written and announced in one transaction: two changes at once
+  // apply one after the other (neither is lost), and their announcements arrive in the order they committed.
   return db.transaction().execute(async (trx) => {
+    // After a reset there is no row to lock: the defaults go in first (a second change at once waits on it).
     await trx
       .insertInto("lab_settings")
-      .values({ settings: JSON.stringify(next) })
-      .onConflict((conflict) => conflict.column("id").doUpdateSet({ settings: JSON.stringify(next) }))
+      .values({ settings: JSON.stringify(defaultLabSettings) })
+      .onConflict((conflict) => conflict.column("id").doNothing())
+      .execute();
+    const row = await sql<{ settings: unknown }>`SELECT settings FROM lab_settings FOR UPDATE`.execute(trx);
+    const next = parseOrThrow(labSettingsSchema, deepMerge(settingsFrom(row.rows[0]!.settings), patch), "body");
+    await trx
+      .updateTable("lab_settings")
+      .set({ settings: JSON.stringify(next) })
       .execute();
     return publishLabSettings(trx, next);
   });

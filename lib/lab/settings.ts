@@ -3,17 +3,11 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import { applyPoolSize } from "../core/db";
-import { subscribe } from "../core/notifications";
 import { LabDisabled } from "../core/problems";
 import { wakeReconciler } from "../switch/reconciler";
 import type { LabSettings } from "./settings-schema";
-import {
-  announcementFrom,
-  getLabSettings,
-  labSettingsChannel,
-  updateLabSettings,
-  type Announcement,
-} from "./settings-store";
+import { hearLabSettings, takeAnnouncement } from "./settings-snapshot";
+import { updateLabSettings, type Announcement } from "./settings-store";
 
 export function requireLab(): void {
   if (!config.labEnabled) throw new LabDisabled();
@@ -26,30 +20,30 @@ export async function changeLabSettings(db: Kysely<Database>, patch: unknown): P
   return announced.settings;
 }
 
-// The newest announcement this process applied (one per process, whichever bundle evaluates this module).
-const applied = globalThis as typeof globalThis & { __leaseLockLabSettingsRevision?: bigint };
-
 /**
- * Applies announced settings to this instance (its pool size, its reconciler), unless a newer announcement was applied
- * already: a change applied at once by the instance that made it is not undone by an older one arriving late.
+ * Applies announced settings to this instance (its pool size, its reconciler), unless a newer announcement was
+ * applied already (settings-snapshot.ts).
  */
-export async function applyAnnounced({ settings, revision }: Announcement): Promise<void> {
-  if (revision <= (applied.__leaseLockLabSettingsRevision ?? -1n)) return;
-  applied.__leaseLockLabSettingsRevision = revision;
+export async function applyAnnounced(announcement: Announcement): Promise<void> {
+  if (takeAnnouncement(announcement)) await applyToInstance(announcement.settings);
+}
+
+async function applyToInstance(settings: LabSettings): Promise<void> {
   // The reconciler's policy follows the settings (its strategy, `reconcileAfterMs`): a round now, under them.
   wakeReconciler();
   await applyPoolSize(settings.poolSize);
 }
 
 /**
- * From start-up on: this instance's pool takes the size the shared settings say, when it starts listening
- * (and again after a lost connection, for what it missed) and whenever any instance changes them.
+ * From start-up on: this instance hears the shared settings, and its pool takes the size they say when it
+ * starts listening (and again after a lost connection, for what it missed) and whenever any instance changes them.
  */
 export function followLabSettings(db: Kysely<Database>): void {
-  const applyLogged = (applying: Promise<void>) =>
-    applying.catch((error: unknown) => console.error("[lab] could not apply the lab settings:", error));
-  subscribe(labSettingsChannel, {
-    onMessage: (payload) => void applyLogged(applyAnnounced(announcementFrom(payload))),
-    onConnect: () => void applyLogged(getLabSettings(db).then((settings) => applyPoolSize(settings.poolSize))),
-  });
+  hearLabSettings(
+    db,
+    (settings) =>
+      void applyToInstance(settings).catch((error: unknown) =>
+        console.error("[lab] could not apply the lab settings:", error),
+      ),
+  );
 }

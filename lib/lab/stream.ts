@@ -12,7 +12,8 @@ import { onPoolChange, poolStats } from "../core/db";
 import { notify, subscribe } from "../core/notifications";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
-import { announcementFrom, getLabSettings, labSettingsChannel } from "./settings-store";
+import { labSettings } from "./settings-snapshot";
+import { announcementFrom, labSettingsChannel } from "./settings-store";
 import { instanceId } from "./instance";
 import type { Lane } from "./lane";
 import { readLane, readTimeline } from "./timeline";
@@ -156,7 +157,7 @@ async function snapshot(): Promise<StreamMessage[]> {
   const [timeline, leases, settings, audit] = await Promise.all([
     readTimeline(db, { sinceMs: snapshotSinceMs }),
     sql<{ lease: unknown }>`SELECT lab_lease_json(u) AS lease FROM users u ORDER BY u.id`.execute(db),
-    getLabSettings(db),
+    labSettings(db),
     auditConsistency(db),
   ]);
   return [

@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import { promoteToPrimary, type PromoteRequest, type PromoteResult } from "../switch/switch-primary";
-import { getLabSettings } from "./settings-store";
+import { labSettings } from "./settings-snapshot";
 import { noGuard } from "./strategies";
 
 export async function supportSetPrimary(
@@ -15,6 +15,6 @@ export async function supportSetPrimary(
   provider: IdentityProviderClient,
   request: PromoteRequest,
 ): Promise<PromoteResult> {
-  const settings = await getLabSettings(db);
+  const settings = await labSettings(db);
   return promoteToPrimary(db, provider, noGuard(settings.leaseTtlMs), request);
 }

@@ -3,12 +3,12 @@ import { appDb } from "@/lib/core/db";
 import { parseJsonBody, respond } from "@/lib/web/http";
 import { changeLabSettings, requireLab } from "@/lib/lab/settings";
 import { labSettingsPatchSchema } from "@/lib/lab/settings-schema";
-import { getLabSettings } from "@/lib/lab/settings-store";
+import { labSettings } from "@/lib/lab/settings-snapshot";
 
 export async function GET(request: Request): Promise<Response> {
   return respond(request, async () => {
     requireLab();
-    return Response.json(await getLabSettings(appDb()));
+    return Response.json(await labSettings(appDb()));
   });
 }
 

@@ -8,7 +8,7 @@ import { sql, type Kysely } from "kysely";
 import type { Database } from "../../../db/schema";
 import { lockForReset } from "../../../db/seed";
 import { applyAnnounced } from "../settings";
-import { getLabSettings, publishLabSettings } from "../settings-store";
+import { readLabSettings, publishLabSettings } from "../settings-store";
 import { announceReset } from "../stream";
 
 /** Every table a run can change, parents before children (restored in this order, emptied in reverse). */
@@ -29,7 +29,7 @@ const tables = [
 
 export interface LabState {
   rows: Record<(typeof tables)[number], unknown[]>;
-  settings: Awaited<ReturnType<typeof getLabSettings>>;
+  settings: Awaited<ReturnType<typeof readLabSettings>>;
 }
 
 export async function saveLabState(db: Kysely<Database>): Promise<LabState> {
@@ -42,7 +42,7 @@ export async function saveLabState(db: Kysely<Database>): Promise<LabState> {
         SELECT coalesce(jsonb_agg(to_jsonb(t)), '[]') AS rows FROM ${sql.table(table)} t`.execute(trx);
       rows[table] = found[0]!.rows;
     }
-    return { rows, settings: await getLabSettings(trx) };
+    return { rows, settings: await readLabSettings(trx) };
   });
 }
 
