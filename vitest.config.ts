@@ -45,6 +45,16 @@ export default defineConfig({
       },
       { test: { name: "lease", include: leaseFiles, ...onPostgres } },
       {
+        // The same files with every pool going through PgBouncer in transaction pooling (`pgbouncer` installed).
+        test: {
+          name: "lease-pooled",
+          include: leaseFiles,
+          ...onPostgres,
+          setupFiles: [...onPostgres.setupFiles, "test/setup/file-pooled.ts"],
+          env: { TEST_DATABASE_SUFFIX: "pooled" },
+        },
+      },
+      {
         // The built app over real HTTP (`npm run build` first), and any other database test of `lib/`.
         test: {
           name: "integration",

@@ -14,7 +14,7 @@ const identityActionLease = leaseLock<Database, "users">({
   token: "identity_action_lock_token",
   fence: "identity_action_fence",
 });
-const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5);
+const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5, { namedStatements: inject("namedStatements") });
 
 afterAll(() => db.destroy());
 

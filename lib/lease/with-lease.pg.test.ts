@@ -18,7 +18,7 @@ interface JobsDatabase {
   };
 }
 
-const { db } = createDb<JobsDatabase>(inject("databaseUrl"), 20);
+const { db } = createDb<JobsDatabase>(inject("databaseUrl"), 20, { namedStatements: inject("namedStatements") });
 const jobLease = leaseLock<JobsDatabase, "lease_demo_jobs">({
   table: "lease_demo_jobs",
   id: "job_id",

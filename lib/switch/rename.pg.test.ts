@@ -6,7 +6,7 @@ import { identityActionLease } from "./identity-action-lease";
 import { renameUser } from "./rename";
 import { findUser, primaryChange } from "./users";
 
-const { db } = createDb(inject("databaseUrl"), 2);
+const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("namedStatements") });
 afterAll(() => db.destroy());
 
 beforeEach(async () => {

@@ -4,7 +4,7 @@ import { createDb } from "../../db/connection";
 import { identityActionLease } from "./identity-action-lease";
 import { findUser, primaryChange, saveDisplayName } from "./users";
 
-const { db } = createDb(inject("databaseUrl"), 2);
+const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("namedStatements") });
 afterAll(() => db.destroy());
 
 const seeded = { displayName: "Grace Hopper", primaryIdentityId: "github|1906" };

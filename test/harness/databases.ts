@@ -15,5 +15,5 @@ export function databaseFor(purpose: string): string {
 }
 
 /** The database of one test file, named after its path: `test/crash.test.ts` → `<prefix>_test_crash`. */
-export const databaseForFile = (testFile: string): string =>
-  databaseFor(path.relative(root, testFile).replace(/\.test\.ts$/, ""));
+export const databaseForFile = (testFile: string, suffix?: string): string =>
+  databaseFor(path.relative(root, testFile).replace(/\.test\.ts$/, "") + (suffix ? `-${suffix}` : ""));

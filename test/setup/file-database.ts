@@ -10,4 +10,7 @@ import { provideToFile } from "./provide-to-file";
 
 const testFile = expect.getState().testPath;
 if (!testFile) throw new Error("file-database.ts is a vitest setup file");
-provideToFile("databaseUrl", await prepareDatabase(databaseForFile(testFile), { fresh: true }));
+// A project that runs the same files as another (`lease-pooled`) names its databases apart.
+const name = databaseForFile(testFile, process.env.TEST_DATABASE_SUFFIX);
+provideToFile("databaseUrl", await prepareDatabase(name, { fresh: true }));
+provideToFile("namedStatements", true);

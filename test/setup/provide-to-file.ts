@@ -6,10 +6,12 @@ declare module "vitest" {
     databaseUrl: string;
     /** The app of the running test file, on its database (`test/setup/file-app.ts`). */
     appUrl: string;
+    /** Whether the file's pools may name their statements: not through a transaction pooler (`file-pooled.ts`). */
+    namedStatements: boolean;
   }
 }
 
-type Provided = { databaseUrl: string; appUrl: string };
+type Provided = { databaseUrl: string; appUrl: string; namedStatements: boolean };
 
 /**
  * Makes `inject(key)` answer `value` for the rest of the running test file. `inject` reads the worker's copy
