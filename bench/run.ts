@@ -8,6 +8,10 @@
  *    per strategy; K users switching at once for each pool size P; a bystander's reads while K users
  *    switch; two app instances on one database.
  *
+ * 3. CPU per switch (app-cpu.ts): K = 64 users at once against the app with the lab on, the app with the
+ *    lab off, and the floor (the product's switch behind a bare `node:http` server), each server's own
+ *    processes read from /proc, net of their rate at rest. `npm run bench:profile` says where it goes.
+ *
  * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),
  * figures are repeated and reported as median [min–max] over repetitions, p95 only from ≥ 200 samples and
  * p99 from ≥ 1,000, and ratios are taken side by side within a run. Results: a table on the terminal,
@@ -22,6 +26,8 @@ import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
+import { appClient } from "../test/harness/http-client";
+import { providerFor } from "../test/harness/provider";
 import {
   bystanderReads,
   scalingWaves,
@@ -31,6 +37,7 @@ import {
   type Strategy,
   type WaveResult,
 } from "./http-load";
+import { appCpu, startFloor, type CpuServer } from "./app-cpu";
 import { contentionBench, leaseMicrobench } from "./lease-micro";
 import { checkTargets, predictedWaveTurns, report, roundTripInventory, versionsOf, writeCharts } from "./report";
 import { seededRandom } from "../lib/provider-sim/chaos";
@@ -46,16 +53,18 @@ const plan = quick
       micro: { iterations: 200, warmup: 50, repetitions: 3 },
       contention: { acquirers: [10, 50], samples: 200, repetitions: 3 },
       single: { strategies: ["lease", "none"] as Strategy[], latencyMs: 50, samples: 10, repetitions: 3, warmup: 3 },
-      scaling: { strategies: ["lease", "transaction"] as Strategy[], userCounts: [1, 4, 16], poolSizes: [4] },
+      scaling: { strategies: ["lease", "none", "transaction"] as Strategy[], userCounts: [1, 4, 16], poolSizes: [4] },
       bystander: { userCounts: { lease: [16], transaction: [16] }, reads: 200, readEveryMs: 6 },
       twoInstances: { users: 4, repetitions: 2 },
+      appCpu: { users: 16, waves: 3, restMs: 3_000 },
     }
   : {
       micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
       contention: { acquirers: [10, 50, 90], samples: 1_000, repetitions: 3 },
       single: { strategies: [...strategies], latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
       scaling: {
-        strategies: ["lease", "transaction", "advisory"] as Strategy[],
+        // `none` is the lease's reference: what the same switch costs with no lock at all.
+        strategies: ["lease", "none", "transaction", "advisory"] as Strategy[],
         userCounts: [1, 4, 16, 64],
         poolSizes: [2, 4, 16],
       },
@@ -64,6 +73,7 @@ const plan = quick
       // grows from K = 1 to 16 already.
       bystander: { userCounts: { lease: [1, 4, 16, 64], transaction: [1, 4, 16] }, reads: 1_000, readEveryMs: 6 },
       twoInstances: { users: 16, repetitions: 3 },
+      appCpu: { users: 64, waves: 7, restMs: 10_000 },
     };
 const scalingLatencyMs = 200;
 const bystanderPoolSize = 4;
@@ -89,7 +99,13 @@ for (const acquirers of plan.contention.acquirers)
 
 // 2. Over HTTP. Pools start at 16 connections so that the lab's pool size, not the start-up value, rules.
 const appEnv = { DB_POOL_SIZE: "16" };
-const ports = [Number(process.env.BENCH_APP_PORT ?? 3214), Number(process.env.BENCH_SECOND_APP_PORT ?? 3219)];
+const ports = [
+  Number(process.env.BENCH_APP_PORT ?? 3214),
+  Number(process.env.BENCH_SECOND_APP_PORT ?? 3219),
+  Number(process.env.BENCH_LAB_OFF_PORT ?? 3221),
+  Number(process.env.BENCH_FLOOR_PORT ?? 3222),
+];
+let stopFloor = async (): Promise<unknown> => undefined;
 const apps: RunningApp[] = [await startApp({ databaseUrl, port: ports[0]!, env: appEnv })];
 try {
   const baseUrl = apps[0]!.baseUrl;
@@ -151,6 +167,25 @@ try {
     progress,
   );
 
+  // 3. CPU per switch: the lab on, the lab off and the bare floor, each alone in turn, at rest first.
+  progress("starting the app with the lab off, and the floor server");
+  const labOff = await startApp({ databaseUrl, port: ports[2]!, env: { ...appEnv, LAB_ENABLED: "false" } });
+  apps.push(labOff);
+  const floor = await startFloor(databaseUrl, await providerFor(databaseUrl), ports[3]!);
+  stopFloor = () => new Promise((resolve) => (floor.once("exit", resolve), floor.kill("SIGTERM")));
+  const cpuServers: CpuServer[] = [
+    { name: "lab on", baseUrl: apps[0]!.baseUrl, pid: apps[0]!.process.pid!, signsIn: true },
+    { name: "lab off", baseUrl: labOff.baseUrl, pid: labOff.process.pid!, signsIn: true },
+    { name: "floor", baseUrl: `http://127.0.0.1:${ports[3]}`, pid: floor.pid!, signsIn: false },
+  ];
+  const cpu = await appCpu(
+    cpuServers,
+    db,
+    appClient(apps[0]!.baseUrl),
+    { ...plan.appCpu, latencyMs: scalingLatencyMs, poolSize: 16, random },
+    progress,
+  );
+
   const results = {
     date: new Date().toISOString(),
     mode: quick ? "quick" : "full",
@@ -177,6 +212,7 @@ try {
     scaling,
     bystander,
     twoInstances: pair,
+    appCpu: cpu,
     roundTrips: roundTripInventory,
   };
   const targets = checkTargets(results, scalingLatencyMs);
@@ -192,5 +228,6 @@ try {
   console.log(`\n${path.relative(process.cwd(), file)} written in ${results.durationSeconds} s (seed ${seed}).`);
 } finally {
   for (const app of apps) await app.stop();
+  await stopFloor();
   await db.destroy();
 }

@@ -1,0 +1,105 @@
+/**
+ * `npm run bench:profile`: where a switch's CPU goes, for the README's table. Each server (the lab on, the lab
+ * off, the floor: bench/app-cpu.ts) runs alone under V8's sampling profiler (`--cpu-prof`) while K users
+ * switch at once, wave after wave; it then stops and writes its profile, and each sample of the measured
+ * waves is put on the part of the code it was in (cpu-profile.ts). The profiler itself costs some CPU, so
+ * the shares are the finding; `npm run bench` gives the unprofiled CPU per switch.
+ * Results: a table on the terminal and bench/results/profile.json.
+ */
+import { execSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createDb } from "../db/connection";
+import { prepareDatabase } from "../db/prepare";
+import { seededRandom } from "../lib/provider-sim/chaos";
+import { startApp } from "../test/harness/app-server";
+import { databaseFor } from "../test/harness/databases";
+import { appClient } from "../test/harness/http-client";
+import { providerFor } from "../test/harness/provider";
+import { appCpu, startFloor, type CpuServerName } from "./app-cpu";
+import { cpuByPart } from "./cpu-profile";
+import { round } from "./stats";
+
+const plan = { users: 64, waves: 10, latencyMs: 200, poolSize: 16, restMs: 2_000 };
+const port = Number(process.env.BENCH_PROFILE_PORT ?? 3224);
+const labPort = port + 1;
+
+const progress = (note: string) => process.stderr.write(`${note}\n`);
+const databaseUrl = await prepareDatabase(databaseFor("bench-profile"), { fresh: true });
+const { db } = createDb(databaseUrl, 2);
+// The lab's own client sets the provider's latency and resets between servers: an app with the lab on,
+// not profiled, on a port of its own.
+const labApp = await startApp({ databaseUrl, port: labPort, env: { DB_POOL_SIZE: "16" } });
+const lab = appClient(labApp.baseUrl);
+
+const stopped = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+
+const results = [];
+try {
+  for (const name of ["lab on", "lab off", "floor"] satisfies CpuServerName[]) {
+    const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
+    const profiling = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
+    const env = { DB_POOL_SIZE: "16" };
+    const server =
+      name === "floor"
+        ? { process: await startFloor(databaseUrl, await providerFor(databaseUrl), port, profiling), baseUrl: "" }
+        : await startApp({
+            databaseUrl,
+            port,
+            env: name === "lab off" ? { ...env, LAB_ENABLED: "false" } : env,
+            nodeOptions: profiling,
+          });
+    const [measured] = await appCpu(
+      [{ name, baseUrl: `http://127.0.0.1:${port}`, pid: server.process.pid!, signsIn: name !== "floor" }],
+      db,
+      lab,
+      { ...plan, random: seededRandom(1) },
+      progress,
+    );
+    await stopped(server.process);
+    const parts = cpuByPart(directory, measured!.window);
+    rmSync(directory, { recursive: true, force: true });
+    const profiledMs = [...parts.values()].reduce((sum, each) => sum + each, 0);
+    const switches = plan.users * plan.waves;
+    results.push({
+      server: name,
+      switches,
+      cpuMsPerSwitch: measured!.cpuMsPerSwitch,
+      profiledMsPerSwitch: profiledMs / switches,
+      parts: [...parts.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([part, ms]) => ({ part, share: ms / profiledMs, msPerSwitch: ms / switches })),
+    });
+  }
+} finally {
+  await labApp.stop();
+  await db.destroy();
+}
+
+for (const result of results) {
+  console.log(`\n${result.server}: ${result.profiledMsPerSwitch.toFixed(2)} ms of CPU per switch (profiled)`);
+  console.table(
+    result.parts.map((each) => ({
+      part: each.part,
+      share: `${(each.share * 100).toFixed(1)} %`,
+      "ms per switch": each.msPerSwitch.toFixed(2),
+    })),
+  );
+}
+const file = path.join(import.meta.dirname, "results", "profile.json");
+const output = {
+  date: new Date().toISOString(),
+  commit: execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim(),
+  machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model },
+  node: process.version,
+  plan,
+  results,
+};
+writeFileSync(file, JSON.stringify(output, (_, value) => (typeof value === "number" ? round(value) : value), 2) + "\n");
+console.log(`\n${path.relative(process.cwd(), file)} written.`);
