@@ -26,6 +26,8 @@ export async function startApp(options: {
   env?: Record<string, string>;
   /** The status `GET /api/users` answers once the app is up: 200, or 503 when it has no database. */
   readyStatus?: number;
+  /** Options for node itself, such as the profiler's (which NODE_OPTIONS may not carry). */
+  nodeOptions?: string[];
 }): Promise<RunningApp> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID")))
     throw new Error("no production build: run `npm run build` first");
@@ -45,7 +47,13 @@ export async function startApp(options: {
       : { IDP_BASE_URL: await providerFor(options.databaseUrl) };
   const child = spawn(
     process.execPath,
-    [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(options.port)],
+    [
+      ...(options.nodeOptions ?? []),
+      path.join(root, "node_modules", "next", "dist", "bin", "next"),
+      "start",
+      "-p",
+      String(options.port),
+    ],
     {
       cwd: root,
       env: { ...process.env, DATABASE_URL: options.databaseUrl, ...provider, ...options.env },
