@@ -4,6 +4,17 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // The lease library and the switch on PostgreSQL alone (`npm run test:lease`): no build, no app.
 const leaseFiles = ["lib/lease/**/*.pg.test.ts", "lib/switch/**/*.pg.test.ts"];
 const modelFiles = ["test/model-check*.test.ts"];
+// The lease's tests over HTTP, run again in the production shape (`npm run test:production`). Not
+// strategies.test.ts: its `transaction` and `advisory` tests watch one instance's pool run dry.
+const productionFiles = [
+  "test/switch-primary.test.ts",
+  "test/lease-safeguards.test.ts",
+  "test/unknown-outcome.test.ts",
+  "test/idempotency.test.ts",
+  "test/stream.test.ts",
+  "test/audit-settling.test.ts",
+  "test/provider-chaos.test.ts",
+];
 
 // Each file gets a fresh database of its own, and a file that talks to the app gets an app of its own on it,
 // on its worker's ports: files run side by side. A file that must share state with another says so.
@@ -64,6 +75,16 @@ export default defineConfig({
         },
       },
       { test: { name: "model", include: modelFiles, ...onTheApp } },
+      {
+        // Two instances behind HAProxy, both through PgBouncer (`pgbouncer` and `haproxy` installed).
+        test: {
+          name: "production",
+          include: productionFiles,
+          ...onPostgres,
+          setupFiles: [...onPostgres.setupFiles, "test/setup/file-app-production.ts"],
+          env: { TEST_DATABASE_SUFFIX: "production" },
+        },
+      },
     ],
   },
 });

@@ -30,7 +30,15 @@ const phases: Step[][] = [
   [{ name: "build", script: "build" }],
   // One after the other: each runs its files side by side already, and both at once load the machine enough
   // to slow the app past the tests' timeouts.
-  [{ name: "integration", script: "test:integration", args: ["--project", "model"], env: modelSample }],
+  // With them, the lease's HTTP tests again in the production shape (HAProxy, two instances, PgBouncer).
+  [
+    {
+      name: "integration",
+      script: "test:integration",
+      args: ["--project", "model", "--project", "production"],
+      env: modelSample,
+    },
+  ],
   // Each race once; `npm run test:e2e` runs them ten times.
   [{ name: "e2e", script: "test:e2e", env: { RACE_REPEATS: "1" } }],
 ];

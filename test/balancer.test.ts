@@ -1,49 +1,18 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startHaproxy } from "../scripts/parts/haproxy";
-import type { RunningPart } from "../scripts/parts/part-process";
-import { startApp, type RunningApp } from "./harness/app-server";
-import { appClient, type AppClient } from "./harness/http-client";
+import { startBalancedPair, type BalancedPair } from "./harness/balanced-pair";
+import type { AppClient } from "./harness/http-client";
 
-// Two app instances behind the system's HAProxy, round-robin on one public port, as
-// `npm run dev -- --instances 2 --balance --port P` runs them (the instances on the ports after P).
 const balancerPort = Number(process.env.BALANCER_PORT ?? 3240);
-const instancePorts = [balancerPort + 1, balancerPort + 2];
-let haproxy: RunningPart;
-let apps: RunningApp[] = [];
+let pair: BalancedPair;
 let balanced: AppClient;
 
 beforeAll(async () => {
-  const urls = instancePorts.map((port) => `http://127.0.0.1:${port}`);
-  apps = await Promise.all(
-    instancePorts.map((port, index) =>
-      startApp({
-        databaseUrl: inject("databaseUrl"),
-        port,
-        env: {
-          LAB_INSTANCE: String(index + 1),
-          LAB_PEER_URLS: urls.filter((_, other) => other !== index).join(","),
-          LAB_BALANCER_URL: `http://127.0.0.1:${balancerPort}`,
-        },
-      }),
-    ),
-  );
-  haproxy = await startHaproxy(balancerPort, instancePorts);
-  balanced = appClient(`http://127.0.0.1:${balancerPort}`);
-  // The balancer's health checks see both instances up before the tests send anything.
-  for (let waited = 0; waited < 10_000; waited += 100) {
-    const served = await Promise.all(
-      [1, 2, 3, 4].map(async () => (await balanced.get("/api/lab/instances")).body.instance),
-    );
-    if (new Set(served).size === 2) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  pair = await startBalancedPair({ databaseUrl: inject("databaseUrl"), balancerPort });
+  balanced = pair.balanced;
   await balanced.reset();
 });
 
-afterAll(async () => {
-  await haproxy?.stop();
-  await Promise.all(apps.map((app) => app.stop()));
-});
+afterAll(() => pair?.stop());
 
 describe("two instances behind HAProxy", () => {
   it("round-robins the requests, and each answer says which instance served it", async () => {

@@ -58,6 +58,13 @@ describe("GET /api/lab/stream", () => {
     const answer = await session.ada.promote("ada", "github|8812");
     const resumed = await open(streamUrl, { "Last-Event-ID": lastEventId });
     await resumed.waitFor(answeredLane(answer.body.operationId));
+    const [boot] = lastEventId.split("-");
+    if (resumed.messages[0]!.id!.split("-")[0] !== boot) {
+      // Behind a balancer (the `production` project) it may land on the other instance, whose ids are its own:
+      // that one never sent what was missed, so it answers a snapshot, which begins with the settings in force.
+      expect(resumed.messages[0]).toMatchObject({ event: "settings", data: { provider: { latencyMs: 20 } } });
+      return;
+    }
     // No snapshot (whose messages share one id): every message since Last-Event-ID, once each and in order.
     const ids = resumed.messages.map((message) => Number(message.id!.split("-")[1]));
     const next = Number(lastEventId.split("-")[1]) + 1;

@@ -1,6 +1,6 @@
 /**
  * HAProxy round-robin in front of the app instances (`--balance`): the system's haproxy, configured
- * under `.lab/haproxy/`, on the public port. Each answer says which instance served it: the header
+ * under `.lab/haproxy-<port>/`, on the public port. Each answer says which instance served it: the header
  * `X-Lab-Instance` carries the server's id, which is the instance's number (LAB_INSTANCE).
  */
 import { writeFileSync } from "node:fs";
@@ -9,7 +9,8 @@ import { findProgram, partDirectory, startPart, type RunningPart } from "./part-
 
 export async function startHaproxy(port: number, instancePorts: number[]): Promise<RunningPart> {
   const program = findProgram("haproxy", "haproxy");
-  const configFile = path.join(partDirectory("haproxy"), "haproxy.cfg");
+  // One directory per port: two balancers at once (test files side by side) never share a configuration.
+  const configFile = path.join(partDirectory(`haproxy-${port}`), "haproxy.cfg");
   writeFileSync(
     configFile,
     [
@@ -35,5 +36,5 @@ export async function startHaproxy(port: number, instancePorts: number[]): Promi
       "",
     ].join("\n"),
   );
-  return startPart({ name: "haproxy", program, args: ["-db", "-f", configFile], port });
+  return startPart({ name: `haproxy-${port}`, program, args: ["-db", "-f", configFile], port });
 }

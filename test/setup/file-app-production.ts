@@ -1,0 +1,26 @@
+/**
+ * Set-up of the `production` project (after `file-database.ts`), in place of `file-app.ts`: the file's app in
+ * the production shape, two instances behind HAProxy, both pools through PgBouncer in transaction pooling,
+ * as `npm run dev -- --instances 2 --balance --pgbouncer` runs it. `inject("appUrl")` answers the balancer's
+ * URL, so consecutive requests of a test land on alternate instances.
+ */
+import { afterAll, inject } from "vitest";
+import { startPgBouncer } from "../../scripts/parts/pgbouncer";
+import { startBalancedPair } from "../harness/balanced-pair";
+import { usePorts, workerPorts } from "../harness/ports";
+import { provideToFile } from "./provide-to-file";
+
+const ports = workerPorts("vitest", Number(process.env.VITEST_POOL_ID) - 1);
+usePorts(ports);
+const pgbouncer = await startPgBouncer(inject("databaseUrl"), ports.PGBOUNCER_PORT);
+const pair = await startBalancedPair({
+  databaseUrl: inject("databaseUrl"),
+  balancerPort: ports.BALANCER_PORT,
+  pgbouncer,
+});
+// Registered before the file's own hooks, so it runs after them: they may still use the apps.
+afterAll(async () => {
+  await pair.stop();
+  await pgbouncer.stop();
+});
+provideToFile("appUrl", pair.balancerUrl);
