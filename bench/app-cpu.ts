@@ -83,7 +83,15 @@ export async function appCpu(
   servers: CpuServer[],
   db: Kysely<Database>,
   lab: AppClient,
-  options: { users: number; waves: number; latencyMs: number; poolSize: number; restMs: number; random: () => number },
+  options: {
+    users: number;
+    waves: number;
+    warmupWaves: number;
+    latencyMs: number;
+    poolSize: number;
+    restMs: number;
+    random: () => number;
+  },
   progress: (note: string) => void,
 ): Promise<AppCpuResult[]> {
   const users: BenchUser[] = await freshLab(lab, db, options.users, {
@@ -114,8 +122,11 @@ export async function appCpu(
     for (const status of answers) statuses.get(server)![status] = (statuses.get(server)![status] ?? 0) + 1;
   };
 
-  // Warm-up: every server's first switches compile and connect.
-  for (const server of servers) for (let i = 0; i < 3; i++) await wave(server);
+  // Warm-up: every server's first switches compile, connect and get optimised.
+  for (const server of servers) {
+    progress(`app CPU: ${server.name}, warming up`);
+    for (let i = 0; i < options.warmupWaves; i++) await wave(server);
+  }
   const rates = new Map<CpuServer, number>();
   for (const server of servers) {
     progress(`app CPU: ${server.name} at rest for ${options.restMs / 1000} s`);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:parts` (about 2 min on 2 cores, build included): the lease through the production parts,
+ * `npm run bench:parts` (about 3 min on 2 cores, build included): the lease through the production parts,
  * in one run on one database, beside the same figures straight to PostgreSQL.
  *
  * 1. The lease library, acquire + release, straight to PostgreSQL (its statements named, as the app sends
@@ -9,6 +9,9 @@
  *    pool goes through PgBouncer, and under `redis` (a real redis-server).
  * 3. A bystander's reads (every 20 ms, 1,000 of them) while 16 users switch (L = 200 ms, pool of 4), under
  *    `lease` and `redis`, and idle: neither holds a connection while it calls the provider.
+ * 4. Two instances behind one URL (HAProxy, round-robin) against one instance alone: K users switching at
+ *    once under `lease` (K = 16 and 64, pool of 16, L = 200 ms), the same figures within 5 % (issue: a lean
+ *    product path). The balanced pair's instances are the ones measured alone, one of them straight.
  *
  * Writes bench/results/parts.json with the date, the machine and the commit.
  */
@@ -26,8 +29,9 @@ import { findProgram } from "../scripts/parts/part-process";
 import { startPgBouncer } from "../scripts/parts/pgbouncer";
 import { startRedis } from "../scripts/parts/redis";
 import { startApp, type RunningApp } from "../test/harness/app-server";
+import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
-import { bystanderReads, singleSwitch } from "./http-load";
+import { bystanderReads, scalingWaves, singleSwitch } from "./http-load";
 import { acquireOptions, timedInBlocks } from "./lease-micro";
 import { distribution, repeated, round } from "./stats";
 
@@ -40,6 +44,7 @@ const plan = {
   // A read every 20 ms: one page read alone takes about 9 ms here (Next.js, the session, the view), so a
   // faster open loop would measure the bystander's own queue, not the switches' effect on it.
   bystander: { users: 16, poolSize: 4, latencyMs: 200, reads: 1_000, readEveryMs: 20 },
+  balanced: { userCounts: [16, 64], poolSizes: [16], latencyMs: 200, waves: 5 },
 };
 
 const directUrl = await prepareDatabase(databaseFor("bench_parts"), { fresh: true });
@@ -97,6 +102,35 @@ try {
     redis: await bystanderReads(direct.baseUrl, db, { ...plan.bystander, strategy: "redis" }, progress),
   };
 
+  // 4. The balanced pair, on the direct database; the other apps are stopped first, to leave it the cores.
+  for (const app of apps.splice(0)) await app.stop();
+  const pair = await startBalancedPair({
+    databaseUrl: directUrl,
+    balancerPort: Number(process.env.BENCH_BALANCER_PORT ?? 3226),
+  });
+  const waves = (baseUrl: string) =>
+    scalingWaves(
+      baseUrl,
+      db,
+      { ...plan.balanced, strategy: "lease", repetitionsFor: () => plan.balanced.waves },
+      progress,
+    );
+  const balanced = await (async () => {
+    try {
+      const oneInstance = await waves(pair.apps[0]!.baseUrl);
+      const behindBalancer = await waves(pair.balancerUrl);
+      return oneInstance.map((alone, index) => ({
+        users: alone.users,
+        oneInstance: alone.wallMs,
+        behindBalancer: behindBalancer[index]!.wallMs,
+        ratio: behindBalancer[index]!.wallMs.median / alone.wallMs.median,
+        consistent: alone.consistent && behindBalancer[index]!.consistent,
+      }));
+    } finally {
+      await pair.stop();
+    }
+  })();
+
   const results = {
     date: new Date().toISOString(),
     seed,
@@ -108,6 +142,7 @@ try {
     micro,
     single,
     bystander,
+    balanced,
   };
   const file = path.join(import.meta.dirname, "results", "parts.json");
   writeFileSync(
@@ -125,6 +160,15 @@ try {
     "bystander read, 16 under lease": { p50: ms(bystander.lease.reads.p50), p99: ms(bystander.lease.reads.p99) },
     "bystander read, 16 under redis": { p50: ms(bystander.redis.reads.p50), p99: ms(bystander.redis.reads.p99) },
   });
+  console.table(
+    balanced.map((point) => ({
+      K: point.users,
+      "one instance (ms)": Math.round(point.oneInstance.median),
+      "two behind HAProxy (ms)": Math.round(point.behindBalancer.median),
+      ratio: point.ratio.toFixed(3),
+      "within 5 %": Math.abs(point.ratio - 1) <= 0.05 ? "yes" : "NO",
+    })),
+  );
   console.log(`${path.relative(process.cwd(), file)} written (seed ${seed}).`);
 } finally {
   for (const app of apps) await app.stop();

@@ -21,7 +21,7 @@ import { appCpu, startFloor, type CpuServerName } from "./app-cpu";
 import { cpuByPart } from "./cpu-profile";
 import { round } from "./stats";
 
-const plan = { users: 64, waves: 10, latencyMs: 200, poolSize: 16, restMs: 2_000 };
+const plan = { users: 64, waves: 10, warmupWaves: 10, latencyMs: 200, poolSize: 16, restMs: 2_000 };
 const port = Number(process.env.BENCH_PROFILE_PORT ?? 3224);
 const labPort = port + 1;
 

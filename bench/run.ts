@@ -54,9 +54,9 @@ const plan = quick
       contention: { acquirers: [10, 50], samples: 200, repetitions: 3 },
       single: { strategies: ["lease", "none"] as Strategy[], latencyMs: 50, samples: 10, repetitions: 3, warmup: 3 },
       scaling: { strategies: ["lease", "none", "transaction"] as Strategy[], userCounts: [1, 4, 16], poolSizes: [4] },
-      bystander: { userCounts: { lease: [16], transaction: [16] }, reads: 200, readEveryMs: 6 },
+      bystander: { userCounts: { lease: [16], transaction: [16] }, reads: 200, readEveryMs: 20 },
       twoInstances: { users: 4, repetitions: 2 },
-      appCpu: { users: 16, waves: 3, restMs: 3_000 },
+      appCpu: { users: 16, waves: 3, restMs: 3_000, warmupWaves: 3 },
     }
   : {
       micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
@@ -68,12 +68,15 @@ const plan = quick
         userCounts: [1, 4, 16, 64],
         poolSizes: [2, 4, 16],
       },
-      // A read every 6 ms keeps the bystander itself at about half of what one app process serves; K = 64
-      // under transaction is left out (its queue alone takes 13 s to fill and drain), the chart's curve
-      // grows from K = 1 to 16 already.
-      bystander: { userCounts: { lease: [1, 4, 16, 64], transaction: [1, 4, 16] }, reads: 1_000, readEveryMs: 6 },
+      // A read every 20 ms: one page read alone takes about 9 ms of the app here (Next.js, the session, the
+      // view), so a faster open loop measures the bystander's own queue, not the switches' effect on it (at
+      // 6 ms, the idle runs' p99 ranged 40–213 ms). K = 64 under transaction is left out (its queue alone
+      // takes 13 s to fill and drain); the chart's curve grows from K = 1 to 16 already.
+      bystander: { userCounts: { lease: [1, 4, 16, 64], transaction: [1, 4, 16] }, reads: 1_000, readEveryMs: 20 },
       twoInstances: { users: 16, repetitions: 3 },
-      appCpu: { users: 64, waves: 7, restMs: 10_000 },
+      // The servers started for this step warm up first (10 waves of 64): the main app has run thousands
+      // of switches by then, and code the JIT has not yet optimised costs more per call.
+      appCpu: { users: 64, waves: 7, restMs: 10_000, warmupWaves: 10 },
     };
 const scalingLatencyMs = 200;
 const bystanderPoolSize = 4;
