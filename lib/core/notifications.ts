@@ -41,8 +41,13 @@ export function subscribe(channel: string, subscriber: Subscriber): () => void {
   if (!channelPattern.test(channel)) throw new Error(`not a channel name: ${channel}`);
   const subscribers = listener.subscribers.get(channel) ?? new Set();
   listener.subscribers.set(channel, subscribers.add(subscriber));
-  // A LISTEN that fails with its connection is issued again, for every channel, when it reconnects.
-  if (listener.client) listen(listener.client, channel).catch(() => {});
+  // A LISTEN that fails with its connection is issued again, for every channel, when it reconnects. A
+  // subscriber joining a connection that is up catches up once its LISTEN is in place, as at a connection.
+  if (listener.client)
+    listen(listener.client, channel).then(
+      () => run(() => subscriber.onConnect?.()),
+      () => {},
+    );
   else void connect();
   return () => {
     subscribers.delete(subscriber);

@@ -2,12 +2,15 @@
  * The lab's settings as this process last heard them, so that a switch and a simulated call read no row.
  * They are read once when the listening connection opens (again after it was lost, for what it missed), then
  * replaced by every newer announcement. Another instance's change reaches this one by its NOTIFY, sent at the
- * change's commit. While the connection is down nothing is heard, so every read goes to the database.
+ * change's commit. While the connection is down nothing is heard, so every read goes to the database; and
+ * nothing is trusted before a probe sent through the process's pool has been heard: a LISTEN through a
+ * transaction pooler succeeds, then hears nothing (its server connection went back to the pool).
  */
+import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
-import { subscribe } from "../core/notifications";
+import { notify, subscribe } from "../core/notifications";
 import { defaultLabSettings, type LabSettings } from "./settings-schema";
 import { announcementFrom, labSettingsChannel, readLabSettings, type Announcement } from "./settings-store";
 
@@ -41,6 +44,11 @@ export function takeAnnouncement({ settings, revision }: Announcement): boolean 
 }
 
 /** From now on this process hears the settings; `onNewer` runs with each newer version, and after a catch-up read. */
+/** Heard by this process only: its own probe, sent through its pool, proves that its LISTEN hears. */
+const probeChannel = "lab_settings_probe";
+const probeWaitMs = 5_000;
+const probes = new Map<string, () => void>();
+
 export function hearLabSettings(db: Kysely<Database>, onNewer: (settings: LabSettings) => void): void {
   // Through a transaction pooler alone, LISTEN hears nothing: the settings are read once now, then per use.
   if (!config.hearsNotifications) {
@@ -49,6 +57,8 @@ export function hearLabSettings(db: Kysely<Database>, onNewer: (settings: LabSet
       .catch((error: unknown) => console.error("[lab] could not read the lab settings:", error));
     return;
   }
+  // First, so that its LISTEN is in place before the settings' catch-up sends a probe.
+  subscribe(probeChannel, { onMessage: (token) => probes.get(token)?.() });
   subscribe(labSettingsChannel, {
     onMessage: (payload) => {
       const announcement = announcementFrom(payload);
@@ -61,13 +71,33 @@ export function hearLabSettings(db: Kysely<Database>, onNewer: (settings: LabSet
   });
 }
 
+/** Whether a notification sent through `db` now reaches this process's listener. */
+async function listenerHears(db: Kysely<Database>): Promise<boolean> {
+  const token = randomUUID();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<boolean>((resolve, reject) => {
+      probes.set(token, () => resolve(true));
+      timer = setTimeout(() => resolve(false), probeWaitMs);
+      notify(db, probeChannel, token).catch(reject);
+    });
+  } finally {
+    clearTimeout(timer);
+    probes.delete(token);
+  }
+}
+
 async function catchUp(db: Kysely<Database>, onNewer: (settings: LabSettings) => void): Promise<void> {
   const takenBefore = heard.taken;
   try {
     const settings = await readLabSettings(db);
     // The read began after LISTEN: an announcement heard during it is the same change or a newer one.
     if (heard.taken === takenBefore) heard.settings = settings;
-    heard.listening = true;
+    heard.listening = await listenerHears(db);
+    if (!heard.listening)
+      console.error(
+        `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms (LISTEN through a transaction pooler?): the settings are read per use`,
+      );
     onNewer(heard.settings ?? settings);
   } catch (error) {
     console.error("[lab] could not read the lab settings; reading them per use until the next connection:", error);
