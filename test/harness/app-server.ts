@@ -40,11 +40,13 @@ export async function startApp(options: {
     )
   )
     throw new Error(`something already answers on ${baseUrl}`);
-  // The simulated provider of this database, unless the app is told of another (or of a real one).
+  // The simulated provider of this database, unless the app is told of another (or of a real one). It is
+  // the database's own, reached directly even when the app's pool goes through a pooler, as the launcher
+  // runs it: one provider for every instance, whose LISTEN hears the settings' announcements.
   const provider =
     options.env?.SIMULATE_PROVIDER === "false" || options.env?.IDP_BASE_URL
       ? {}
-      : { IDP_BASE_URL: await providerFor(options.databaseUrl) };
+      : { IDP_BASE_URL: await providerFor(options.env?.DATABASE_DIRECT_URL || options.databaseUrl) };
   const child = spawn(
     process.execPath,
     [
