@@ -4,10 +4,11 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // The lease library and the switch on PostgreSQL alone (`npm run test:lease`): no build, no app.
 const leaseFiles = ["lib/lease/**/*.pg.test.ts", "lib/switch/**/*.pg.test.ts"];
 const modelFiles = ["test/model-check*.test.ts"];
-// The lease's tests over HTTP, run again in the production shape (`npm run test:production`). Not
-// strategies.test.ts: its `transaction` and `advisory` tests watch one instance's pool run dry.
+// The lease's tests over HTTP, and the other strategies', run again in the production shape
+// (`npm run test:production`).
 const productionFiles = [
   "test/switch-primary.test.ts",
+  "test/strategies.test.ts",
   "test/lease-safeguards.test.ts",
   "test/unknown-outcome.test.ts",
   "test/idempotency.test.ts",

@@ -2,6 +2,7 @@ import { describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
 import { saveDisplayName } from "../lib/switch/users";
 import { freshLabEachTest } from "./fresh-lab";
+import { appClient } from "./harness/http-client";
 
 const { app, session } = freshLabEachTest(undefined, ["ada", "grace"]);
 
@@ -54,23 +55,24 @@ describe("`optimistic`", () => {
 describe.each(["transaction", "advisory"])("`%s`", (strategy) => {
   it("keeps the provider consistent but holds connections: another user's read waits while the pool is exhausted", async () => {
     await app.configure({ strategy, poolSize: 2, provider: { latencyMs: 2_500 } });
+    // One instance's pool, watched and loaded on that instance (behind a balancer, the first one).
+    const instance = appClient(inject("instanceUrl"));
+    const [ada, grace] = [session.ada, session.grace].map((each) => appClient(inject("instanceUrl"), each.cookie));
     // Connections opened by earlier tests are closed down to the new size before the race starts.
     await expect
-      .poll(async () => (await app.get("/api/lab/pool")).body.total, { timeout: 10_000 })
+      .poll(async () => (await instance.get("/api/lab/pool")).body.total, { timeout: 10_000 })
       .toBeLessThanOrEqual(2);
     const order: string[] = [];
-    const switches = adaTargets.map((target, index) =>
-      tracked(session.ada.promote("ada", target), order, `switch ${index}`),
-    );
+    const switches = adaTargets.map((target, index) => tracked(ada!.promote("ada", target), order, `switch ${index}`));
     // Two transactions hold both connections (one calling the provider, one waiting for its lock)...
     await expect
-      .poll(async () => (await app.get("/api/lab/pool")).body, { timeout: 10_000 })
+      .poll(async () => (await instance.get("/api/lab/pool")).body, { timeout: 10_000 })
       .toMatchObject({ inUse: 2, waiting: 1 });
     // ...so grace's read, which has nothing to do with ada, waits for a connection too.
     const readSent = performance.now();
-    const graceRead = tracked(session.grace.get("/api/users/grace"), order, "grace read");
+    const graceRead = tracked(grace!.get("/api/users/grace"), order, "grace read");
     await expect
-      .poll(async () => (await app.get("/api/lab/pool")).body.waiting, { timeout: 10_000 })
+      .poll(async () => (await instance.get("/api/lab/pool")).body.waiting, { timeout: 10_000 })
       .toBeGreaterThan(1);
     expect(order).toEqual([]);
 
@@ -101,14 +103,15 @@ describe("`lease`", () => {
 
   it("lets another user's read through while a switch is calling the provider", async () => {
     await app.configure({ strategy: "lease", poolSize: 2, provider: { latencyMs: 800 } });
+    // On one instance, as the test before it (behind a balancer, the first one).
+    const instance = appClient(inject("instanceUrl"));
+    const [ada, grace] = [session.ada, session.grace].map((each) => appClient(inject("instanceUrl"), each.cookie));
     const order: string[] = [];
-    const switching = tracked(session.ada.promote("ada", "github|8812"), order, "switch");
-    await expect
-      .poll(async () => (await session.ada.get("/api/users/ada")).body.lease.held, { timeout: 10_000 })
-      .toBe(true);
-    const pool = (await app.get("/api/lab/pool")).body;
+    const switching = tracked(ada!.promote("ada", "github|8812"), order, "switch");
+    await expect.poll(async () => (await ada!.get("/api/users/ada")).body.lease.held, { timeout: 10_000 }).toBe(true);
+    const pool = (await instance.get("/api/lab/pool")).body;
     expect(pool.waiting).toBe(0);
-    expect((await tracked(session.grace.get("/api/users/grace"), order, "grace read")).status).toBe(200);
+    expect((await tracked(grace!.get("/api/users/grace"), order, "grace read")).status).toBe(200);
     expect((await switching).status).toBe(200);
     expect(order).toEqual(["grace read", "switch"]);
   });

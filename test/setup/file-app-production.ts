@@ -2,7 +2,8 @@
  * Set-up of the `production` project (after `file-database.ts`), in place of `file-app.ts`: the file's app in
  * the production shape, two instances behind HAProxy, both pools through PgBouncer in transaction pooling,
  * as `npm run dev -- --instances 2 --balance --pgbouncer` runs it. `inject("appUrl")` answers the balancer's
- * URL, so consecutive requests of a test land on alternate instances.
+ * URL, so consecutive requests of a test land on alternate instances; `inject("instanceUrl")` the first
+ * instance's, for a test that watches one instance.
  */
 import { afterAll, inject } from "vitest";
 import { startPgBouncer } from "../../scripts/parts/pgbouncer";
@@ -24,3 +25,4 @@ afterAll(async () => {
   await pgbouncer.stop();
 });
 provideToFile("appUrl", pair.balancerUrl);
+provideToFile("instanceUrl", pair.apps[0]!.baseUrl);

@@ -15,3 +15,4 @@ const app = await startApp({ databaseUrl: inject("databaseUrl"), port: ports.TES
 // Registered before the file's own hooks, so it runs after them: they may still use the app.
 afterAll(() => app.stop());
 provideToFile("appUrl", app.baseUrl);
+provideToFile("instanceUrl", app.baseUrl);

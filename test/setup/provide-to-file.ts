@@ -6,12 +6,14 @@ declare module "vitest" {
     databaseUrl: string;
     /** The app of the running test file, on its database (`test/setup/file-app.ts`). */
     appUrl: string;
+    /** One instance of that app: `appUrl` itself, or behind a balancer its first instance. */
+    instanceUrl: string;
     /** Whether the file's pools may name their statements: not through a transaction pooler (`file-pooled.ts`). */
     namedStatements: boolean;
   }
 }
 
-type Provided = { databaseUrl: string; appUrl: string; namedStatements: boolean };
+type Provided = { databaseUrl: string; appUrl: string; instanceUrl: string; namedStatements: boolean };
 
 /**
  * Makes `inject(key)` answer `value` for the rest of the running test file. `inject` reads the worker's copy
