@@ -1,7 +1,7 @@
 /**
- * The ports test apps listen on, from one small pool of 80 at `TEST_PORT_BASE` (default 3230): a block per
+ * The ports test apps listen on, from one small pool of 88 at `TEST_PORT_BASE` (default 3230): a block per
  * worker, so that files running side by side never start two apps on one port. Vitest's 4 workers take blocks
- * of 15 from the base, Playwright's 4 blocks of 5 after them. Within a block each port has one role, named by
+ * of 15 from the base, Playwright's 4 blocks of 7 after them. Within a block each port has one role, named by
  * the variable the tests read: a test that starts an extra app takes its port from `process.env`, which the
  * worker's set-up fills from its block. A new role takes a free slot (null) of its runner's block.
  */
@@ -30,7 +30,16 @@ const blocks = {
   },
   playwright: {
     first: 60,
-    roles: ["E2E_APP_PORT", "PEER_APP_PORT", "RELAY_APP_PORT", null, null],
+    roles: [
+      "E2E_APP_PORT",
+      "PEER_APP_PORT",
+      "RELAY_APP_PORT",
+      // RELAY_APP_PORT + 1: the relay test's second instance.
+      null,
+      "PARTS_APP_PORT",
+      "PARTS_PGBOUNCER_PORT",
+      "PARTS_REDIS_PORT",
+    ],
   },
 } as const;
 type Runner = keyof typeof blocks;

@@ -1,0 +1,47 @@
+import { expect, test } from "@playwright/test";
+import { startPgBouncer, type RunningPgBouncer } from "../scripts/parts/pgbouncer";
+import { startRedis, type RunningRedis } from "../scripts/parts/redis";
+import { startApp, type RunningApp } from "../test/harness/app-server";
+import { labDatabaseUrl, resetLab, seriousViolations } from "./lab";
+import { expectWholeRun, runCard, savedRunOf } from "./learn-cards";
+
+// The cards that need production parts, in Chromium against real ones: a redis-server and a PgBouncer in
+// transaction pooling started for this test, and an instance on the worker's database told of both, as
+// `npm run dev -- --pgbouncer --redis` runs it.
+let redis: RunningRedis | undefined;
+let pgbouncer: RunningPgBouncer | undefined;
+let app: RunningApp | undefined;
+
+test.afterEach(async () => {
+  await app?.stop();
+  await pgbouncer?.stop();
+  await redis?.stop();
+});
+
+test("against a real PgBouncer and redis-server, the pooler, Redis-restart and three-way q5 cards run and draw their whole run", async ({
+  page,
+  request,
+}) => {
+  test.setTimeout(240_000);
+  await resetLab(request);
+  const databaseUrl = labDatabaseUrl();
+  redis = await startRedis(Number(process.env.PARTS_REDIS_PORT));
+  pgbouncer = await startPgBouncer(databaseUrl, Number(process.env.PARTS_PGBOUNCER_PORT));
+  app = await startApp({
+    databaseUrl,
+    port: Number(process.env.PARTS_APP_PORT),
+    env: { ...pgbouncer.appEnv(databaseUrl), REDIS_URL: redis.url, LAB_INSTANCE: "parts" },
+  });
+  await page.goto(`${app.baseUrl}/learn`);
+  for (const id of ["pooler-strands-session-lock", "redis-restart-loses-lock", "q5-advisory-or-lease"]) {
+    const card = await runCard(page, id);
+    await expect(card).not.toContainText("not available here");
+    await expectWholeRun(page, card);
+  }
+  // q5 measured all three, Redis included (without a redis-server its answer says Redis was not measured).
+  const q5 = page.locator('section[data-experiment="q5-advisory-or-lease"]');
+  const { run } = await savedRunOf(page, q5);
+  expect(JSON.stringify(run)).not.toContain("Redis was not measured");
+  expect(run.variants.map((variant: { label: string }) => variant.label).join(" ")).toMatch(/redis/i);
+  expect(await seriousViolations(page)).toEqual([]);
+});
