@@ -18,9 +18,10 @@ it("a process whose LISTEN goes through a transaction pooler, unsaid, reads the 
   const { updateLabSettings } = await import("../lib/lab/settings-store");
   const pooled = createDb(pooledUrl, 2, { namedStatements: false });
   const direct = createDb(directUrl, 1);
+  let stopHearing = () => {};
   try {
     const caughtUp: number[] = [];
-    hearLabSettings(pooled.db, (settings) => caughtUp.push(settings.leaseTtlMs));
+    stopHearing = hearLabSettings(pooled.db, (settings) => caughtUp.push(settings.leaseTtlMs));
     // The catch-up read, then a probe sent through the pool that the listener never hears (5 s).
     await expect.poll(() => caughtUp.length, { timeout: 20_000 }).toBe(1);
 
@@ -28,6 +29,7 @@ it("a process whose LISTEN goes through a transaction pooler, unsaid, reads the 
     await updateLabSettings(direct.db, { leaseTtlMs: 4_321 });
     expect((await labSettings(pooled.db)).leaseTtlMs).toBe(4_321);
   } finally {
+    stopHearing();
     vi.unstubAllEnvs();
     await Promise.all([pooled.db.destroy(), direct.db.destroy()]);
   }

@@ -42,8 +42,9 @@ export function subscribe(channel: string, subscriber: Subscriber): () => void {
   const subscribers = listener.subscribers.get(channel) ?? new Set();
   listener.subscribers.set(channel, subscribers.add(subscriber));
   // A LISTEN that fails with its connection is issued again, for every channel, when it reconnects. A
-  // subscriber joining a connection that is up catches up once its LISTEN is in place, as at a connection.
-  if (listener.client)
+  // subscriber joining a connection that is up catches up once its LISTEN is in place, as at a connection;
+  // one joining while it is being opened is taken in by the opening (connect).
+  if (listener.client && !listener.connecting)
     listen(listener.client, channel).then(
       () => run(() => subscriber.onConnect?.()),
       () => {},
@@ -86,7 +87,12 @@ async function connect(): Promise<void> {
   try {
     await client.connect();
     listener.client = client;
-    await Promise.all([...listener.subscribers.keys()].map((channel) => listen(client, channel)));
+    // Every channel, those subscribed while the first LISTENs ran included, before anyone catches up.
+    const listening = new Set<string>();
+    for (let pending = [...listener.subscribers.keys()]; pending.length > 0;) {
+      await Promise.all(pending.map((channel) => listen(client, channel).then(() => listening.add(channel))));
+      pending = [...listener.subscribers.keys()].filter((channel) => !listening.has(channel));
+    }
     listener.retryDelayMs = 0;
     for (const subscribers of listener.subscribers.values()) {
       for (const subscriber of subscribers) run(() => subscriber.onConnect?.());

@@ -4,13 +4,13 @@ import { seedAppData } from "../../db/seed";
 import { resetProvider } from "../provider-sim/lab-client";
 import { applyAnnounced } from "./settings";
 import { defaultLabSettings } from "./settings-schema";
-import { publishLabSettings } from "./settings-store";
+import { replaceLabSettings } from "./settings-store";
 import { announceReset } from "./stream";
 
 /** Everything back to the seed: users, identities, leases, settings, provider state and its call log. */
 export async function resetLab(db: Kysely<Database>): Promise<void> {
   await seedAppData(db);
-  const announced = await publishLabSettings(db, defaultLabSettings);
+  const announced = await replaceLabSettings(db, defaultLabSettings);
   await resetProvider();
   await applyAnnounced(announced);
   await announceReset(db);

@@ -5,6 +5,10 @@
  * change's commit. While the connection is down nothing is heard, so every read goes to the database; and
  * nothing is trusted before a probe sent through the process's pool has been heard: a LISTEN through a
  * transaction pooler succeeds, then hears nothing (its server connection went back to the pool).
+ *
+ * So a change made on one instance is in force on another once its NOTIFY has arrived there, a moment after
+ * the change's commit: a switch sent to the other instance within that moment runs under the settings
+ * before it, and its lane says which (its strategy).
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
@@ -21,11 +25,19 @@ interface Heard {
   /** How many were taken: a catch-up read that overlapped one must not replace it. */
   taken: number;
   listening: boolean;
+  /** Counts the listening connection's openings and losses: a catch-up of an earlier one is dropped. */
+  connection: number;
 }
 
 // One per process, whichever bundle evaluates this module.
 const holder = globalThis as typeof globalThis & { __leaseLockLabHeardSettings?: Heard };
-const heard = (holder.__leaseLockLabHeardSettings ??= { settings: null, revision: -1n, taken: 0, listening: false });
+const heard = (holder.__leaseLockLabHeardSettings ??= {
+  settings: null,
+  revision: -1n,
+  taken: 0,
+  listening: false,
+  connection: 0,
+});
 
 /** The settings in force: as heard while listening, otherwise read; with the lab switched off, the defaults. */
 export async function labSettings(db: Kysely<Database>): Promise<LabSettings> {
@@ -43,32 +55,42 @@ export function takeAnnouncement({ settings, revision }: Announcement): boolean 
   return true;
 }
 
-/** From now on this process hears the settings; `onNewer` runs with each newer version, and after a catch-up read. */
-/** Heard by this process only: its own probe, sent through its pool, proves that its LISTEN hears. */
+/** Sent through this process's pool and listened for on its listening connection: proof that it hears. */
 const probeChannel = "lab_settings_probe";
 const probeWaitMs = 5_000;
+/** After a probe that was not heard (a drained pool can delay it too), the next try. */
+const probeAgainMs = 30_000;
 const probes = new Map<string, () => void>();
 
-export function hearLabSettings(db: Kysely<Database>, onNewer: (settings: LabSettings) => void): void {
+/**
+ * From now on this process hears the settings; `onNewer` runs with each newer version, and after a catch-up
+ * read. Returns the unsubscribe.
+ */
+export function hearLabSettings(db: Kysely<Database>, onNewer: (settings: LabSettings) => void): () => void {
   // Through a transaction pooler alone, LISTEN hears nothing: the settings are read once now, then per use.
   if (!config.hearsNotifications) {
     readLabSettings(db)
       .then(onNewer)
       .catch((error: unknown) => console.error("[lab] could not read the lab settings:", error));
-    return;
+    return () => {};
   }
   // First, so that its LISTEN is in place before the settings' catch-up sends a probe.
-  subscribe(probeChannel, { onMessage: (token) => probes.get(token)?.() });
-  subscribe(labSettingsChannel, {
+  const unsubscribeProbe = subscribe(probeChannel, { onMessage: (token) => probes.get(token)?.() });
+  const unsubscribe = subscribe(labSettingsChannel, {
     onMessage: (payload) => {
       const announcement = announcementFrom(payload);
       if (takeAnnouncement(announcement)) onNewer(announcement.settings);
     },
-    onConnect: () => void catchUp(db, onNewer),
+    onConnect: () => void catchUp(db, onNewer, ++heard.connection),
     onDisconnect: () => {
+      heard.connection++;
       heard.listening = false;
     },
   });
+  return () => {
+    unsubscribe();
+    unsubscribeProbe();
+  };
 }
 
 /** Whether a notification sent through `db` now reaches this process's listener. */
@@ -87,19 +109,31 @@ async function listenerHears(db: Kysely<Database>): Promise<boolean> {
   }
 }
 
-async function catchUp(db: Kysely<Database>, onNewer: (settings: LabSettings) => void): Promise<void> {
+/** Reads the settings and proves the listener hears, for the connection numbered `connection`. */
+async function catchUp(
+  db: Kysely<Database>,
+  onNewer: (settings: LabSettings) => void,
+  connection: number,
+): Promise<void> {
   const takenBefore = heard.taken;
   try {
     const settings = await readLabSettings(db);
+    const hears = await listenerHears(db);
+    // The connection was lost or opened again meanwhile: that one's catch-up decides.
+    if (heard.connection !== connection) return;
     // The read began after LISTEN: an announcement heard during it is the same change or a newer one.
     if (heard.taken === takenBefore) heard.settings = settings;
-    heard.listening = await listenerHears(db);
-    if (!heard.listening)
-      console.error(
-        `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms (LISTEN through a transaction pooler?): the settings are read per use`,
-      );
+    heard.listening = hears;
     onNewer(heard.settings ?? settings);
+    if (hears) return;
+    console.error(
+      `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms (LISTEN through a transaction pooler, or the pool drained?): the settings are read per use, and the probe is sent again in ${probeAgainMs / 1000} s`,
+    );
   } catch (error) {
-    console.error("[lab] could not read the lab settings; reading them per use until the next connection:", error);
+    if (heard.connection !== connection) return;
+    console.error("[lab] could not catch up on the lab settings; they are read per use until it succeeds:", error);
   }
+  setTimeout(() => {
+    if (heard.connection === connection) void catchUp(db, onNewer, connection);
+  }, probeAgainMs).unref();
 }

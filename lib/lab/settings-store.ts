@@ -58,19 +58,32 @@ export async function updateLabSettings(db: Kysely<Database>, patch: unknown): P
   // Read under the row's lock, merged, written and announced in one transaction: two changes at once
   // apply one after the other (neither is lost), and their announcements arrive in the order they committed.
   return db.transaction().execute(async (trx) => {
-    // After a reset there is no row to lock: the defaults go in first (a second change at once waits on it).
-    await trx
-      .insertInto("lab_settings")
-      .values({ settings: JSON.stringify(defaultLabSettings) })
-      .onConflict((conflict) => conflict.column("id").doNothing())
-      .execute();
-    const row = await sql<{ settings: unknown }>`SELECT settings FROM lab_settings FOR UPDATE`.execute(trx);
-    const next = parseOrThrow(labSettingsSchema, deepMerge(settingsFrom(row.rows[0]!.settings), patch), "body");
+    // One statement that locks the row, or puts the defaults in and locks them when a reset left none.
+    const { rows } = await sql<{ settings: unknown }>`
+      INSERT INTO lab_settings (settings) VALUES (${JSON.stringify(defaultLabSettings)})
+      ON CONFLICT (id) DO UPDATE SET settings = lab_settings.settings
+      RETURNING settings`.execute(trx);
+    const next = parseOrThrow(labSettingsSchema, deepMerge(settingsFrom(rows[0]!.settings), patch), "body");
     await trx
       .updateTable("lab_settings")
       .set({ settings: JSON.stringify(next) })
       .execute();
     return publishLabSettings(trx, next);
+  });
+}
+
+/**
+ * Puts `settings` in force whole (a reset), written and announced under the row's lock like a change: a
+ * change committed just before gets an older revision, one just after a newer one.
+ */
+export async function replaceLabSettings(db: Kysely<Database>, settings: LabSettings): Promise<Announcement> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("lab_settings")
+      .values({ settings: JSON.stringify(settings) })
+      .onConflict((conflict) => conflict.column("id").doUpdateSet({ settings: JSON.stringify(settings) }))
+      .execute();
+    return publishLabSettings(trx, settings);
   });
 }
 

@@ -25,7 +25,7 @@ export async function startBalancedPair(options: {
   const balancerUrl = `http://127.0.0.1:${options.balancerPort}`;
   const instancePorts = [options.balancerPort + 1, options.balancerPort + 2];
   const urls = instancePorts.map((port) => `http://127.0.0.1:${port}`);
-  const apps = await Promise.all(
+  const starting = await Promise.allSettled(
     instancePorts.map((port, index) =>
       startApp({
         databaseUrl: options.databaseUrl,
@@ -39,6 +39,12 @@ export async function startBalancedPair(options: {
       }),
     ),
   );
+  const apps = starting.flatMap((each) => (each.status === "fulfilled" ? [each.value] : []));
+  const failed = starting.find((each) => each.status === "rejected");
+  if (failed) {
+    await Promise.all(apps.map((app) => app.stop()));
+    throw failed.reason;
+  }
   let haproxy: RunningPart | undefined;
   try {
     haproxy = await startHaproxy(options.balancerPort, instancePorts);

@@ -14,15 +14,14 @@ import { provideToFile } from "./provide-to-file";
 const ports = workerPorts("vitest", Number(process.env.VITEST_POOL_ID) - 1);
 usePorts(ports);
 const pgbouncer = await startPgBouncer(inject("databaseUrl"), ports.PGBOUNCER_PORT);
+// Registered before the file's own hooks, so they run after them (the file may still use the apps), and each
+// as soon as its part runs, so that a failed start stops what did start.
+afterAll(() => pgbouncer.stop());
 const pair = await startBalancedPair({
   databaseUrl: inject("databaseUrl"),
   balancerPort: ports.BALANCER_PORT,
   pgbouncer,
 });
-// Registered before the file's own hooks, so it runs after them: they may still use the apps.
-afterAll(async () => {
-  await pair.stop();
-  await pgbouncer.stop();
-});
+afterAll(() => pair.stop());
 provideToFile("appUrl", pair.balancerUrl);
 provideToFile("instanceUrl", pair.apps[0]!.baseUrl);

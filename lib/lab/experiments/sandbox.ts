@@ -55,7 +55,7 @@ export async function restoreLabState(db: Kysely<Database>, state: LabState): Pr
       FROM switch_journal WHERE in_flight_until IS NOT NULL`.execute(db);
   const waitMs = Number(rows[0]?.wait_ms ?? 0);
   if (waitMs > 0) await pause(Math.min(waitMs, longestWaitForLateCallsMs));
-  await db.transaction().execute(async (trx) => {
+  const announced = await db.transaction().execute(async (trx) => {
     await lockForReset(trx);
     for (const table of [...tables].reverse()) await sql`DELETE FROM ${sql.table(table)}`.execute(trx);
     for (const table of tables) {
@@ -66,7 +66,9 @@ export async function restoreLabState(db: Kysely<Database>, state: LabState): Pr
         trx,
       );
     }
+    // Announced in the transaction that wrote the row, so a change committed meanwhile is ordered with it.
+    return publishLabSettings(trx, state.settings);
   });
-  await applyAnnounced(await publishLabSettings(db, state.settings));
+  await applyAnnounced(announced);
   await announceReset(db);
 }
