@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { appClient, type AppClient } from "../test/harness/http-client";
@@ -43,16 +44,29 @@ export interface AppCpuResult {
   window: { fromUs: number; toUs: number };
 }
 
-/** Starts the floor server on `port`, reaching `providerUrl`; resolves once it listens. */
-export async function startFloor(
-  databaseUrl: string,
-  providerUrl: string,
-  port: number,
-  nodeOptions: string[] = [],
-): Promise<ChildProcess> {
+export interface RunningFloor {
+  process: ChildProcess;
+  /** Ends it (SIGTERM) and waits for it. */
+  stop(): Promise<void>;
+}
+
+/** Starts the floor server on `port` with a pool of `poolSize`, reaching `providerUrl`; resolves once it listens. */
+export async function startFloor(options: {
+  databaseUrl: string;
+  providerUrl: string;
+  port: number;
+  poolSize: number;
+  nodeOptions?: string[];
+}): Promise<RunningFloor> {
   const entry = path.join(import.meta.dirname, "floor-server.ts");
-  const child = spawn(process.execPath, [...nodeOptions, "--import", "tsx", entry], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, IDP_BASE_URL: providerUrl, FLOOR_PORT: String(port) },
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), "--import", "tsx", entry], {
+    env: {
+      ...process.env,
+      DATABASE_URL: options.databaseUrl,
+      IDP_BASE_URL: options.providerUrl,
+      FLOOR_PORT: String(options.port),
+      DB_POOL_SIZE: String(options.poolSize),
+    },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   process.once("exit", () => child.kill("SIGKILL"));
@@ -60,10 +74,17 @@ export async function startFloor(
     child.once("message", () => resolve());
     child.once("exit", (code) => reject(new Error(`the floor server exited (${code}) before it listened`)));
   });
-  return child;
+  return {
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const settleMs = 300;
 
 /** CPU ms per wall-clock second the server spends with nothing to do. */

@@ -36,7 +36,12 @@ export const monotonicMicros = (): number => Number(process.hrtime.bigint() / 10
 /** What a source file is, as the README's table names it; null: Node.js internals, which count for their caller. */
 export function partOf(source: string): string | null {
   const packageName = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
-  if (packageName === "next" || packageName?.startsWith("@next/") || source.includes("[turbopack]/"))
+  if (
+    packageName === "next" ||
+    packageName?.startsWith("@next/") ||
+    source.includes("[turbopack]/") ||
+    source.startsWith("webpack://next/")
+  )
     return "Next.js (routing, request, response)";
   if (packageName && /^(react|react-dom|scheduler)$/.test(packageName)) return "React";
   if (packageName && /^(pg|pg-protocol|pg-pool|pg-types|pgpass|pg-connection-string|postgres-.*)$/.test(packageName))

@@ -33,7 +33,7 @@ import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { bystanderReads, scalingWaves, singleSwitch } from "./http-load";
 import { acquireOptions, timedInBlocks } from "./lease-micro";
-import { distribution, repeated, round } from "./stats";
+import { distribution, repeated, round, shuffled } from "./stats";
 
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const random = seededRandom(seed);
@@ -108,28 +108,42 @@ try {
     databaseUrl: directUrl,
     balancerPort: Number(process.env.BENCH_BALANCER_PORT ?? 3226),
   });
-  const waves = (baseUrl: string) =>
-    scalingWaves(
-      baseUrl,
-      db,
-      { ...plan.balanced, strategy: "lease", repetitionsFor: () => plan.balanced.waves },
-      progress,
-    );
-  const balanced = await (async () => {
-    try {
-      const oneInstance = await waves(pair.apps[0]!.baseUrl);
-      const behindBalancer = await waves(pair.balancerUrl);
-      return oneInstance.map((alone, index) => ({
-        users: alone.users,
-        oneInstance: alone.wallMs,
-        behindBalancer: behindBalancer[index]!.wallMs,
-        ratio: behindBalancer[index]!.wallMs.median / alone.wallMs.median,
-        consistent: alone.consistent && behindBalancer[index]!.consistent,
-      }));
-    } finally {
-      await pair.stop();
+  // One wave at a time, alone and behind the balancer taking turns in a seeded order, so that a drift of the
+  // machine falls on both alike; each after a fresh lab and a warm-up wave (scalingWaves).
+  const wave = async (baseUrl: string, users: number) =>
+    (
+      await scalingWaves(
+        baseUrl,
+        db,
+        { ...plan.balanced, userCounts: [users], strategy: "lease", repetitionsFor: () => 1 },
+        progress,
+      )
+    )[0]!;
+  const balanced = [];
+  try {
+    for (const users of plan.balanced.userCounts) {
+      const walls = { oneInstance: [] as number[], behindBalancer: [] as number[] };
+      let consistent = true;
+      for (let round = 0; round < plan.balanced.waves; round++) {
+        const ways = shuffled(["oneInstance", "behindBalancer"] as const, random);
+        for (const way of ways) {
+          const result = await wave(way === "oneInstance" ? pair.apps[0]!.baseUrl : pair.balancerUrl, users);
+          walls[way].push(result.wallMs.median);
+          consistent &&= result.consistent;
+        }
+      }
+      const [oneInstance, behindBalancer] = [repeated(walls.oneInstance), repeated(walls.behindBalancer)];
+      balanced.push({
+        users,
+        oneInstance,
+        behindBalancer,
+        ratio: behindBalancer.median / oneInstance.median,
+        consistent,
+      });
     }
-  })();
+  } finally {
+    await pair.stop();
+  }
 
   const results = {
     date: new Date().toISOString(),

@@ -6,7 +6,7 @@
  * the shares are the finding; `npm run bench` gives the unprofiled CPU per switch.
  * Results: a table on the terminal and bench/results/profile.json.
  */
-import { execSync, type ChildProcess } from "node:child_process";
+import { execSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,7 +17,7 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, startFloor, type CpuServerName } from "./app-cpu";
+import { appCpu, startFloor, type AppCpuResult, type CpuServerName } from "./app-cpu";
 import { cpuByPart } from "./cpu-profile";
 import { round } from "./stats";
 
@@ -33,44 +33,47 @@ const { db } = createDb(databaseUrl, 2);
 const labApp = await startApp({ databaseUrl, port: labPort, env: { DB_POOL_SIZE: "16" } });
 const lab = appClient(labApp.baseUrl);
 
-const stopped = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
-
 const results = [];
 try {
   for (const name of ["lab on", "lab off", "floor"] satisfies CpuServerName[]) {
     const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
     const profiling = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
-    const env = { DB_POOL_SIZE: "16" };
     const server =
       name === "floor"
-        ? { process: await startFloor(databaseUrl, await providerFor(databaseUrl), port, profiling), baseUrl: "" }
+        ? await startFloor({
+            databaseUrl,
+            providerUrl: await providerFor(databaseUrl),
+            port,
+            poolSize: plan.poolSize,
+            nodeOptions: profiling,
+          })
         : await startApp({
             databaseUrl,
             port,
-            env: name === "lab off" ? { ...env, LAB_ENABLED: "false" } : env,
+            env: { DB_POOL_SIZE: String(plan.poolSize), ...(name === "lab off" ? { LAB_ENABLED: "false" } : {}) },
             nodeOptions: profiling,
           });
-    const [measured] = await appCpu(
-      [{ name, baseUrl: `http://127.0.0.1:${port}`, pid: server.process.pid!, signsIn: name !== "floor" }],
-      db,
-      lab,
-      { ...plan, random: seededRandom(1) },
-      progress,
-    );
-    await stopped(server.process);
-    const parts = cpuByPart(directory, measured!.window);
+    let measured: AppCpuResult;
+    try {
+      [measured] = (await appCpu(
+        [{ name, baseUrl: `http://127.0.0.1:${port}`, pid: server.process.pid!, signsIn: name !== "floor" }],
+        db,
+        lab,
+        { ...plan, random: seededRandom(1) },
+        progress,
+      )) as [AppCpuResult];
+    } finally {
+      // The profile is written as the process ends.
+      await server.stop();
+    }
+    const parts = cpuByPart(directory, measured.window);
     rmSync(directory, { recursive: true, force: true });
     const profiledMs = [...parts.values()].reduce((sum, each) => sum + each, 0);
     const switches = plan.users * plan.waves;
     results.push({
       server: name,
       switches,
-      cpuMsPerSwitch: measured!.cpuMsPerSwitch,
+      cpuMsPerSwitch: measured.cpuMsPerSwitch,
       profiledMsPerSwitch: profiledMs / switches,
       parts: [...parts.entries()]
         .sort((a, b) => b[1] - a[1])

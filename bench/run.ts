@@ -108,7 +108,7 @@ const ports = [
   Number(process.env.BENCH_LAB_OFF_PORT ?? 3221),
   Number(process.env.BENCH_FLOOR_PORT ?? 3222),
 ];
-let stopFloor = async (): Promise<unknown> => undefined;
+let stopFloor = async (): Promise<void> => undefined;
 const apps: RunningApp[] = [await startApp({ databaseUrl, port: ports[0]!, env: appEnv })];
 try {
   const baseUrl = apps[0]!.baseUrl;
@@ -174,12 +174,17 @@ try {
   progress("starting the app with the lab off, and the floor server");
   const labOff = await startApp({ databaseUrl, port: ports[2]!, env: { ...appEnv, LAB_ENABLED: "false" } });
   apps.push(labOff);
-  const floor = await startFloor(databaseUrl, await providerFor(databaseUrl), ports[3]!);
-  stopFloor = () => new Promise((resolve) => (floor.once("exit", resolve), floor.kill("SIGTERM")));
+  const floor = await startFloor({
+    databaseUrl,
+    providerUrl: await providerFor(databaseUrl),
+    port: ports[3]!,
+    poolSize: Number(appEnv.DB_POOL_SIZE),
+  });
+  stopFloor = floor.stop;
   const cpuServers: CpuServer[] = [
     { name: "lab on", baseUrl: apps[0]!.baseUrl, pid: apps[0]!.process.pid!, signsIn: true },
     { name: "lab off", baseUrl: labOff.baseUrl, pid: labOff.process.pid!, signsIn: true },
-    { name: "floor", baseUrl: `http://127.0.0.1:${ports[3]}`, pid: floor.pid!, signsIn: false },
+    { name: "floor", baseUrl: `http://127.0.0.1:${ports[3]}`, pid: floor.process.pid!, signsIn: false },
   ];
   const cpu = await appCpu(
     cpuServers,
