@@ -53,14 +53,18 @@ for (const viewport of classroomViewports) {
     }) => {
       await request.put("/api/lab", {
         // The deadline fires a safety margin (TTL / 5) before the lease can expire: the keep must land in it,
-        // so the TTL leaves it 400 ms on a busy machine.
-        // The apply limit keeps the audit settling long enough to be seen however slow the steps before are.
-        data: { leaseTtlMs: 2_000, provider: { latencyMs: 100, applyLimitMs: 8_000, script: { unlink: ["timeout"] } } },
+        // so the TTL leaves it 600 ms on a busy machine, and the steps before the unlink 2.4 s.
+        // The apply limit, past the hold cap (3 × TTL), keeps the lease kept and the audit settling long
+        // enough to be seen however slow the steps before are.
+        data: {
+          leaseTtlMs: 3_000,
+          provider: { latencyMs: 100, applyLimitMs: 12_000, script: { unlink: ["timeout"] } },
+        },
       });
       await signInAs(page, "Ada Lovelace");
       await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
       // The deadline fires at the hold cap (3 × TTL), less the margin.
-      await expect(identityRow(page, "github|8812").getByRole("alert")).toBeVisible({ timeout: 15_000 });
+      await expect(identityRow(page, "github|8812").getByRole("alert")).toBeVisible({ timeout: 20_000 });
 
       const band = page.locator('svg rect.tl-lease[data-lease-end="kept"]');
       await expect(band).toHaveCount(1);
