@@ -29,6 +29,20 @@ const onPostgres = {
 const onTheApp = { ...onPostgres, setupFiles: [...onPostgres.setupFiles, "test/setup/file-app.ts"] };
 
 /**
+ * A project that runs files another project runs too, in another shape set up by `setupFile` (after the
+ * file's database), with databases named apart (`<file>-<name>`).
+ */
+const inAnotherShape = (name: string, include: string[], setupFile: string) => ({
+  test: {
+    name,
+    include,
+    ...onPostgres,
+    setupFiles: [...onPostgres.setupFiles, setupFile],
+    env: { TEST_DATABASE_SUFFIX: name },
+  },
+});
+
+/**
  * Vitest's order (the longest first, by the last run's durations), except that the model checker's files come
  * first: vitest orders projects by name, which would start them, the longest, after every integration file.
  */
@@ -56,16 +70,8 @@ export default defineConfig({
         },
       },
       { test: { name: "lease", include: leaseFiles, ...onPostgres } },
-      {
-        // The same files with every pool going through PgBouncer in transaction pooling (`pgbouncer` installed).
-        test: {
-          name: "lease-pooled",
-          include: leaseFiles,
-          ...onPostgres,
-          setupFiles: [...onPostgres.setupFiles, "test/setup/file-pooled.ts"],
-          env: { TEST_DATABASE_SUFFIX: "pooled" },
-        },
-      },
+      // The same files with every pool going through PgBouncer in transaction pooling (`pgbouncer` installed).
+      inAnotherShape("lease-pooled", leaseFiles, "test/setup/file-pooled.ts"),
       {
         // The built app over real HTTP (`npm run build` first), and any other database test of `lib/`.
         test: {
@@ -76,16 +82,8 @@ export default defineConfig({
         },
       },
       { test: { name: "model", include: modelFiles, ...onTheApp } },
-      {
-        // Two instances behind HAProxy, both through PgBouncer (`pgbouncer` and `haproxy` installed).
-        test: {
-          name: "production",
-          include: productionFiles,
-          ...onPostgres,
-          setupFiles: [...onPostgres.setupFiles, "test/setup/file-app-production.ts"],
-          env: { TEST_DATABASE_SUFFIX: "production" },
-        },
-      },
+      // Two instances behind HAProxy, both through PgBouncer (`pgbouncer` and `haproxy` installed).
+      inAnotherShape("production", productionFiles, "test/setup/file-app-production.ts"),
     ],
   },
 });
