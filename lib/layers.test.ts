@@ -110,4 +110,19 @@ describe("the layers", () => {
     expect(nextImports).toEqual([]);
     expect(edges.size).toBeGreaterThan(5);
   });
+
+  it("the product's switch and the lease library name no lab concept: the lab wraps them from outside", () => {
+    // The lab's words: its own name, its strategies and timeline, its faults and the wrong answers it teaches.
+    const labWords =
+      /\blab\b|\blab's|LAB_ENABLED|textbook|safeguard|teaching|\bfaults?\b|\bhooks?\b|\bstall|unfenced|mapped|experiment|\blanes?\b|timeline|strateg/i;
+    const named = [...sourcesUnder(path.join(root, "lib/switch")), ...sourcesUnder(path.join(root, "lib/lease"))]
+      .flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .map((line, index) => ({ line, at: `${relative(file)}:${index + 1}` })),
+      )
+      .filter(({ line }) => labWords.test(line))
+      .map(({ at, line }) => `${at}: ${line.trim()}`);
+    expect(named).toEqual([]);
+  });
 });

@@ -25,19 +25,6 @@ export const config = {
   /** The simulated provider answers provider calls unless the app talks to a real one. */
   simulateProvider: process.env.SIMULATE_PROVIDER !== "false",
   poolSize: Number(process.env.DB_POOL_SIZE ?? 4),
-  /**
-   * The product's switch (lib/switch/service.ts), as it runs with the lab off: the lease with its safeguards.
-   * The defaults are the lab's and its simulated provider's (lib/switch/service.test.ts checks that they agree).
-   */
-  switch: {
-    leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000),
-    /** The provider's limit: a write it has not applied this long after it arrived is never applied. */
-    providerApplyLimitMs: Number(process.env.PROVIDER_APPLY_LIMIT_MS ?? 10_000),
-    /** Whether the provider refuses a write whose fencing token is older than one it has seen. */
-    providerEnforcesFencing: process.env.PROVIDER_ENFORCES_FENCING === "true",
-    /** How long a half-done switch stays quiet before the reconciler settles it. */
-    reconcileAfterMs: Number(process.env.RECONCILE_AFTER_MS ?? 3_000),
-  },
   /** The redis-server of the `redis` strategy (`--redis`); empty: none. */
   redisUrl: process.env.REDIS_URL ?? "",
 };

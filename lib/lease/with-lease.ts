@@ -6,7 +6,7 @@
  */
 import type { Kysely, Selectable } from "kysely";
 import { Deadline } from "./deadline";
-import type { LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
+import type { Acquisition, LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
 import { Renewal } from "./renewal";
 
 export type LeaseEvent =
@@ -59,6 +59,14 @@ export interface LeaseSection<DB = unknown, TB extends keyof DB & string = keyof
   keepFor(ms: number, reason: string): void;
 }
 
+/** `withLease`'s shape: code that runs work under a lease takes one, so that a wrapper (an observer) can stand in. */
+export type RunUnderLease = <DB, TB extends keyof DB & string, T>(
+  lock: LeaseLock<DB, TB>,
+  rowId: RowId,
+  options: WithLeaseOptions<DB>,
+  work: (section: LeaseSection<DB, TB>) => Promise<T>,
+) => Promise<T>;
+
 /** Refused at acquisition: another holder has the lease (until `heldUntil`), or there is no such row. */
 export class LeaseUnavailable extends Error {
   constructor(
@@ -94,67 +102,16 @@ export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.ro
  *   if (!(await lease.update({ status: "charged" }))) throw new LeaseLostError("save");
  * });
  */
-export function withLease<DB, TB extends keyof DB & string, T>(
+export async function withLease<DB, TB extends keyof DB & string, T>(
   lock: LeaseLock<DB, TB>,
   rowId: RowId,
   options: WithLeaseOptions<DB>,
-  work: (section: LeaseSection<DB, TB>) => Promise<T>,
-): Promise<T> {
-  return runUnderLease(lock, rowId, options, {}, work);
-}
-
-/**
- * What a teaching lab may change in `withLease` (lib/lease/testing.ts): the textbook lease without the
- * safeguards, and hooks where faults are injected. Not part of the library's public API.
- */
-export interface TeachingOptions {
-  /**
-   * The safeguards beyond the textbook lease: a deadline inside the lease, renewal, and the ownership
-   * check at checkpoints. Off, the work only gets `textbookTimeoutMs` and the TTL alone protects it.
-   */
-  safeguards?: boolean;
-  hooks?: LeaseHooks;
-}
-
-export interface LeaseHooks {
-  /**
-   * Runs at each checkpoint, and before the release (`nextStep` "release"): where the lab pauses an
-   * operation on purpose, as a GC pause would. Resolves true when it paused: ownership is checked again.
-   * It cannot skip the release: an error it throws there is ignored.
-   */
-  atCheckpoint?(nextStep: string): Promise<boolean>;
-  /** Runs before each release attempt; throwing fails that attempt (the lab's failing releases). */
-  beforeRelease?(attempt: number): void;
-  /** Runs before each renewal's statement: where the lab makes renewals answer late, as on a slow database. */
-  beforeRenew?(): Promise<void>;
-}
-
-/**
- * Thrown by a hook to play a crash of the process: the work stops dead, and nothing more happens for it
- * (no `finally` work, no release, no renewal), so the lease holds until its TTL, as after a real crash.
- */
-export class WorkCrashed extends Error {}
-
-/** Without the safeguards, calls only have this generous timeout: the textbook lease trusts its TTL. */
-export const textbookTimeoutMs = 60_000;
-
-/** How long the work may still run under `lease`: what the database said was left, less time since and the margin. */
-const budgetMs = (lease: LeaseHandle, ttlMs: number): number =>
-  lease.remainingMs - safetyMarginMs(ttlMs) - (performance.now() - lease.answeredAt);
-
-export async function runUnderLease<DB, TB extends keyof DB & string, T>(
-  lock: LeaseLock<DB, TB>,
-  rowId: RowId,
-  options: WithLeaseOptions<DB>,
-  teaching: TeachingOptions,
   work: (section: LeaseSection<DB, TB>) => Promise<T>,
 ): Promise<T> {
   const { db, ttlMs, onEvent = () => undefined } = options;
-  const { safeguards = true, hooks = {} } = teaching;
-  const maxHold = options.maxHold ?? defaultMaxHoldMs(ttlMs);
   const acquisition = await lock.acquire(db, rowId, {
     ttlMs,
-    maxHoldMs: safeguards ? maxHold : null,
+    maxHoldMs: options.maxHold ?? defaultMaxHoldMs(ttlMs),
     intent: options.intent,
     onExtend: options.onExtend,
   });
@@ -164,76 +121,81 @@ export async function runUnderLease<DB, TB extends keyof DB & string, T>(
       ? new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs)
       : new LeaseUnavailable("not-found");
   }
-  const { lease } = acquisition;
-  await onEvent({ kind: "acquired", lease: lease as LeaseHandle });
+  const lease = acquisition.lease as LeaseHandle;
+  await onEvent({ kind: "acquired", lease });
 
-  const deadline = new Deadline(safeguards ? budgetMs(lease as LeaseHandle, ttlMs) : textbookTimeoutMs);
+  const deadline = new Deadline(budgetMs(lease, ttlMs));
   // Fires the deadline when the lease is found gone; otherwise moves it with the new expiry.
   const renew = async (): Promise<boolean> => {
-    await hooks.beforeRenew?.();
     if (!(await lease.renew())) {
       deadline.abort("lease-lost");
       return false;
     }
-    deadline.extend(budgetMs(lease as LeaseHandle, ttlMs));
-    await onEvent({ kind: "renewed", lease: lease as LeaseHandle });
+    deadline.extend(budgetMs(lease, ttlMs));
+    await onEvent({ kind: "renewed", lease });
     return true;
   };
-  const renewal = safeguards
-    ? new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => void (await renew()))
-    : null;
-  let keep: { ms: number; reason: string } | null = null;
+  const renewal = new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => {
+    await renew();
+  });
+  const keep: Keep = { ms: 0, reason: "" };
+  try {
+    return await work(section(acquisition, { deadline, renew, keep, onEvent }));
+  } finally {
+    // A renewal in flight answers first, so no event of it can follow the release.
+    await renewal.stop();
+    deadline.dispose();
+    await finish(lease, keep, options.releaseAttempts ?? 4, onEvent);
+  }
+}
 
-  const section: LeaseSection<DB, TB> = {
-    lease,
+/** How long the work may still run under `lease`: what the database said was left, less time since and the margin. */
+const budgetMs = (lease: LeaseHandle, ttlMs: number): number =>
+  lease.remainingMs - safetyMarginMs(ttlMs) - (performance.now() - lease.answeredAt);
+
+/** What the work asked to keep the lease for at the end (`keepFor`): the longest ask wins; 0: nothing. */
+interface Keep {
+  ms: number;
+  reason: string;
+}
+
+interface SectionParts {
+  deadline: Deadline;
+  renew: () => Promise<boolean>;
+  keep: Keep;
+  onEvent: (event: LeaseEvent) => void | Promise<void>;
+}
+
+function section<DB, TB extends keyof DB & string>(
+  acquisition: Extract<Acquisition<DB, TB>, { acquired: true }>,
+  { deadline, renew, keep, onEvent }: SectionParts,
+): LeaseSection<DB, TB> {
+  const stillMine = async (check: () => Promise<boolean>) =>
+    (await check()) && !deadline.signal.aborted && deadline.remainingMs() > 0;
+  return {
+    lease: acquisition.lease,
     intentId: acquisition.intentId,
     row: acquisition.row,
     deadline,
     async checkpoint(nextStep, verify) {
-      const stillMine = async (check: () => Promise<boolean>) =>
-        (await check()) && !deadline.signal.aborted && deadline.remainingMs() > 0;
-      const lost = async () => {
-        await onEvent({ kind: "lost", beforeStep: nextStep });
-        return new LeaseLostError(nextStep);
-      };
-      if (!safeguards) {
-        await verify?.();
-        await hooks.atCheckpoint?.(nextStep);
-        return;
-      }
-      if (!(await stillMine(verify ?? renew))) throw await lost();
-      if ((await hooks.atCheckpoint?.(nextStep)) && !(await stillMine(renew))) throw await lost();
+      if (await stillMine(verify ?? renew)) return;
+      await onEvent({ kind: "lost", beforeStep: nextStep });
+      throw new LeaseLostError(nextStep);
     },
     keepFor(ms, reason) {
-      if (!keep || ms > keep.ms) keep = { ms, reason };
+      if (ms > keep.ms) Object.assign(keep, { ms, reason });
     },
   };
-
-  let crashed = false;
-  try {
-    return await work(section);
-  } catch (error) {
-    crashed = error instanceof WorkCrashed;
-    throw error;
-  } finally {
-    // A renewal in flight answers first, so no event of it can follow the release.
-    await renewal?.stop();
-    deadline.dispose();
-    if (!crashed) await finish(lease as LeaseHandle, keep, options.releaseAttempts ?? 4, hooks, onEvent);
-  }
 }
 
 /** The end of the work: keep the lease for an unknown outcome, or release it. It always runs. */
 async function finish(
   lease: LeaseHandle,
-  keep: { ms: number; reason: string } | null,
+  keep: Keep,
   attempts: number,
-  hooks: LeaseHooks,
   onEvent: (event: LeaseEvent) => void | Promise<void>,
 ): Promise<void> {
-  // A pause here is the lab's; an error from it must neither skip the release nor replace the result.
-  await hooks.atCheckpoint?.("release").catch(() => false);
-  if (keep) {
+  if (keep.ms > 0) {
     try {
       if (await lease.holdFor(keep.ms)) return void (await onEvent({ kind: "kept", lease, reason: keep.reason }));
     } catch (error) {
@@ -242,22 +204,20 @@ async function finish(
       return void (await onEvent({ kind: "keep-failed", reason: keep.reason, error }));
     }
   }
-  await release(lease, attempts, hooks, onEvent);
+  await releaseWithRetries(lease, attempts, onEvent);
 }
 
 /**
  * A failed release must not turn finished work into an error: it is reported and retried in the
  * background with backoff; if every attempt fails, the TTL frees the lease.
  */
-async function release(
+async function releaseWithRetries(
   lease: LeaseHandle,
   attempts: number,
-  hooks: LeaseHooks,
   onEvent: (event: LeaseEvent) => void | Promise<void>,
 ): Promise<void> {
   const attempt = async (number: number): Promise<void> => {
     try {
-      hooks.beforeRelease?.(number);
       const cleared = await lease.release();
       await onEvent({ kind: cleared ? "released" : "release-found-nothing" });
     } catch (error) {

@@ -4,9 +4,10 @@
  * the checkpoints; the steps themselves (switch-primary.ts) never ask which guard is in force.
  */
 import type { Kysely } from "kysely";
-import type { Database, JournalStep } from "../../db/schema";
+import type { Database } from "../../db/schema";
 import type { Deadline } from "../lease";
 import type { JournalEntry } from "./journal";
+import type { SwitchStep } from "./steps";
 import type { User } from "./users";
 
 export interface GuardRequest {
@@ -41,9 +42,9 @@ export interface GuardedSection {
    * Records the step just reached (with the primary the switch starts from, at `acquired`; nothing when
    * the record already says so) and, before the next irreversible step, makes sure the guard still holds.
    */
-  reached(step: JournalStep, fromIdentityId?: string): Promise<void>;
+  reached(step: SwitchStep, fromIdentityId?: string): Promise<void>;
   /** Before a provider write that `reached` does not precede (recovery's link): the guard still holds. */
-  ensureHeld(nextStep: string): Promise<void>;
+  ensureHeld(nextWrite: string): Promise<void>;
   /** A provider write got no answer: it may still land, so nobody may trust a read until it cannot. */
   callMayStillLand(): void;
   /**

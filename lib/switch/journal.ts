@@ -14,8 +14,8 @@
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
-import type { LeaseHandle } from "../lease";
-import { primaryChange, savePrimary } from "./users";
+import type { LeaseHandle, StatementRecorder } from "../lease";
+import { primaryChange } from "./users";
 
 /** The user's lease, as the journal's writes check it. */
 type UserLease = LeaseHandle<Database, "users">;
@@ -37,7 +37,7 @@ export interface JournalEntry {
 /**
  * The intent, as a statement for the lease's acquire: it reads the acquired user row (`acquired`). Its
  * calls may land until `boundMs` past the lease's expiry (`followsLease`) or past now (a holder without
- * a deadline inside its lease: the textbook's, whose calls are bounded by their own timeout only).
+ * a deadline inside its lease, whose calls are bounded by a timeout of their own).
  */
 export function intentRecorder(
   operationId: string,
@@ -143,24 +143,13 @@ export async function saveAndFinish(
   return numUpdatedRows === 1n;
 }
 
-/**
- * The lab's fault `unfencedSave`: the same last write with the save made unconditionally, as a save that
- * trusts the checks before it does. A holder paused after its last check then overwrites a later holder.
- */
-export async function saveUnfencedAndFinish(
-  db: Kysely<Database>,
-  id: string,
-  userId: string,
+/** Recovery's save of the primary the provider has: the lease's owner-checked write. Answers whether it saved. */
+export async function saveRecoveredPrimary(
+  _db: Kysely<Database>,
+  lease: UserLease,
   primaryIdentityId: string,
 ): Promise<boolean> {
-  await savePrimary(db, userId, primaryIdentityId);
-  await db
-    .updateTable("switch_journal")
-    .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
-    .where("id", "=", id)
-    .where("step", "<>", "resolved")
-    .execute();
-  return true;
+  return lease.update(primaryChange(primaryIdentityId));
 }
 
 /**
@@ -192,3 +181,33 @@ export async function resolve(db: Kysely<Database>, id: string, resolvedBy: stri
     .where("id", "=", id)
     .execute();
 }
+
+/**
+ * The journal's statements as the lease guard sends them, behind one interface, so that they can be wrapped
+ * without the guard knowing.
+ */
+export interface SwitchJournal {
+  /** The intent, sent inside the acquiring statement: its calls may land until the limit past the lease. */
+  intent(operationId: string, toIdentityId: string | null, applyLimitMs: number): StatementRecorder;
+  boundFollowsLease: typeof boundFollowsLease;
+  openEntries: typeof openEntries;
+  advance: typeof advance;
+  saveAndFinish: typeof saveAndFinish;
+  savePrimary: typeof saveRecoveredPrimary;
+  endUnfinished: typeof endUnfinished;
+  discard: typeof discard;
+  resolve: typeof resolve;
+}
+
+export const switchJournal: SwitchJournal = {
+  intent: (operationId, toIdentityId, applyLimitMs) =>
+    intentRecorder(operationId, toIdentityId, { boundMs: applyLimitMs, followsLease: true }),
+  boundFollowsLease,
+  openEntries,
+  advance,
+  saveAndFinish,
+  savePrimary: saveRecoveredPrimary,
+  endUnfinished,
+  discard,
+  resolve,
+};

@@ -149,7 +149,7 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
   runIn(0);
 }
 
-/** A round soon in this process (its policy changed, e.g. the lab's settings): no-op before the start. */
+/** A round soon in this process (its policy changed): no-op before the start. */
 export function wakeReconciler(): void {
   holder.__leaseLockLabReconciler?.wake();
 }

@@ -3,7 +3,6 @@
  * both accounts at the provider, finish the switch where it got past the unlink, and record the local
  * primary the provider now has.
  */
-import { RecoveryFailed } from "../core/problems";
 import {
   ProviderCallError,
   type IdentityProviderClient,
@@ -13,7 +12,8 @@ import {
 import { shortId } from "./events";
 import type { GuardedSection } from "./guard";
 import type { JournalEntry } from "./journal";
-import { linkTolerant, problemFor } from "./provider-steps";
+import { linkTolerant, recoveryProblem } from "./provider-steps";
+import { recoveryLink } from "./steps";
 import { findUser } from "./users";
 
 export async function recoverSwitch(
@@ -45,7 +45,7 @@ export async function recoverSwitch(
     if (holds(fromAccount, to)) return recovered("the provider never changed; nothing to undo");
     if (fromAccount && toAccount) {
       // A write like the switch's own: only while the lease is still mine (the read took time).
-      await section.ensureHeld("recover-link");
+      await section.ensureHeld(recoveryLink);
       await linkTolerant(provider, to, from, context);
       await saveRecoveredPrimary(section, entry, to);
       return recovered("it was unlinked but not linked; finished the link");
@@ -54,16 +54,7 @@ export async function recoverSwitch(
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
     if (error.mayHaveLanded) section.callMayStillLand();
-    throw problemFor(
-      section,
-      "recover",
-      error,
-      () =>
-        new RecoveryFailed(
-          `Recovering the switch from ${from} to ${to} ${leftBy} failed: ${error.message}`,
-          error.status,
-        ),
-    );
+    throw recoveryProblem(error, section.deadline, `Recovering the switch from ${from} to ${to} ${leftBy}`);
   }
 }
 

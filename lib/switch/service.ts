@@ -1,17 +1,17 @@
 /**
- * The switch as the route and the reconciler run it, behind one interface: the product's (the lease with its
- * safeguards, as configured in `config.switch`), or a layer on top that takes its place (the lab's, with
- * LAB_ENABLED: its strategies, its timeline and its faults). lib/web/switch.ts picks one.
+ * The switch as the route and the reconciler run it, behind one interface: the product's (the lease, as
+ * configured in `switchConfig`), or another layer that takes its place. lib/web/switch.ts, the composition
+ * root, picks one.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { config } from "../core/config";
 import type { IdentityProviderClient } from "../provider/client";
+import { switchConfig } from "./defaults";
 import { leaseGuard } from "./lease-guard";
 import type { ReconcilePolicy } from "./reconciler";
-import { renameUser, type RenameRequest } from "./rename";
+import { renameUser, userName, type RenameRequest } from "./rename";
 import { promoteRequest, settleLeftovers, type PromoteRequest, type PromoteResult } from "./switch-primary";
-import type { UserView } from "./users";
+import type { UserView } from "./user-view";
 
 export interface SwitchLayer {
   /** Runs one switch request (under its Idempotency-Key when it has one). */
@@ -29,22 +29,19 @@ export interface SwitchLayer {
 
 const productGuard = () =>
   leaseGuard({
-    ttlMs: config.switch.leaseTtlMs,
-    safeguards: true,
-    applyLimitMs: config.switch.providerApplyLimitMs,
-    providerFences: config.switch.providerEnforcesFencing,
+    ttlMs: switchConfig.leaseTtlMs,
+    applyLimitMs: switchConfig.providerApplyLimitMs,
+    providerFences: switchConfig.providerEnforcesFencing,
   });
 
-/** The product's switch: the lease with its safeguards, as configured. */
+/** The product's switch: the lease, as configured. */
 export const productSwitchLayer: SwitchLayer = {
   promote: (db, provider, request, idempotencyKey) =>
-    promoteRequest(db, provider, productGuard(), request, { idempotencyKey, leaseTtlMs: config.switch.leaseTtlMs }),
-  // The product's save never maps the lock columns: a rename cannot overwrite a lease it does not hold.
-  rename: (db, provider, request) =>
-    renameUser(db, provider, request, { lockColumnMapped: false, timeoutMs: config.switch.leaseTtlMs }),
+    promoteRequest(db, provider, productGuard(), request, { idempotencyKey, leaseTtlMs: switchConfig.leaseTtlMs }),
+  rename: (db, provider, request) => renameUser(db, provider, request, switchConfig.leaseTtlMs, userName),
   reconcilePolicy: async (db, provider) => ({
-    reconcileAfterMs: config.switch.reconcileAfterMs,
-    providerFences: config.switch.providerEnforcesFencing,
+    reconcileAfterMs: switchConfig.reconcileAfterMs,
+    providerFences: switchConfig.providerEnforcesFencing,
     settle: (userId) => settleLeftovers(db, provider, productGuard(), userId),
   }),
 };

@@ -2,7 +2,7 @@
  * The operation: promote one of a user's linked identities to primary. At the provider that is two
  * non-atomic calls (unlink the target from the current primary, then link the old primary under the
  * target), so concurrent runs for one user must be kept apart. The steps are written once; a guard
- * (lease-guard.ts, or the lab's wrong strategies) only decides how they are kept apart.
+ * (lease-guard.ts, or any other `Guard`) only decides how they are kept apart.
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";

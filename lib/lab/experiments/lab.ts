@@ -20,7 +20,7 @@ import { promoteToPrimary } from "../../switch/switch-primary";
 import { auditConsistency, type UserAudit } from "../audit";
 import { answering, startRecording, type OperationRecorder } from "../lane-recorder";
 import { promote } from "../promote";
-import { recordedGuard, recordingProvider } from "../recorded";
+import { recordedGuard, recordingProvider } from "../interceptors/recorded";
 import { rename } from "../rename";
 import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { appDb } from "@/lib/core/db";
 import { parseOrThrow } from "@/lib/core/validation";
 import { idempotencyKeySchema } from "@/lib/switch/idempotency";
-import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
+import { identityIdSchema, userIdSchema } from "@/lib/switch/ids";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
 import { headerText, parseJsonBody, respond } from "@/lib/web/http";
 import { promote } from "@/lib/web/switch";
