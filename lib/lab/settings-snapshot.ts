@@ -127,7 +127,9 @@ async function catchUp(
     onNewer(heard.settings ?? settings);
     if (hears) return;
     console.error(
-      `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms (LISTEN through a transaction pooler, or the pool drained?): the settings are read per use, and the probe is sent again in ${probeAgainMs / 1000} s`,
+      `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms ` +
+        "(LISTEN through a transaction pooler, or the pool drained?): the settings are read per use, " +
+        `and the probe is sent again in ${probeAgainMs / 1000} s`,
     );
   } catch (error) {
     if (heard.connection !== connection) return;
