@@ -14,7 +14,8 @@ interface Step {
   env?: Record<string, string>;
 }
 
-// About 50 schedules, rich and quick (some with one instance behind PgBouncer), and the `none` control; the fixed seed draws the same ones every run.
+// About 50 schedules, rich and quick (some with one instance behind PgBouncer), and the `none` control; the fixed seed
+// draws the same ones every run.
 const modelSample = { MODEL_SEED: "1815", MODEL_RUNS: "12", MODEL_QUICK_RUNS: "28", MODEL_POOLED_RUNS: "10" };
 const modelReplay = `${Object.entries(modelSample)
   .map(([name, value]) => `${name}=${value}`)

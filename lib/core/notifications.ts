@@ -8,6 +8,7 @@ import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
 import { config } from "./config";
+import { processSingleton } from "./process-singleton";
 
 export interface Subscriber {
   onMessage(payload: string): void;
@@ -23,14 +24,12 @@ interface Listener {
   retryDelayMs: number;
 }
 
-// One listener per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
-const holder = globalThis as typeof globalThis & { __leaseLockLabListener?: Listener };
-const listener = (holder.__leaseLockLabListener ??= {
+const listener = processSingleton<Listener>("Listener", () => ({
   subscribers: new Map(),
   client: null,
   connecting: false,
   retryDelayMs: 0,
-});
+}));
 
 const firstRetryDelayMs = 500;
 const maxRetryDelayMs = 10_000;

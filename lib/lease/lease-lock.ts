@@ -75,7 +75,10 @@ export interface LeaseHandle<DB = unknown, TB extends keyof DB & string = keyof 
   readonly answeredAt: number;
   /** Extends the lease to now + TTL (never past the hold cap); false when it is no longer mine. */
   renew(): Promise<boolean>;
-  /** Keeps the lease at least until `untilMs` from now, past the hold cap; false when it is no longer mine. */
+  /**
+   * Keeps the lease at least until `untilMs` from now, past the hold cap; false when someone else has taken
+   * it since. It also applies to a lease that expired untaken: nobody else can have acted under it.
+   */
   holdFor(untilMs: number): Promise<boolean>;
   /** Whether it is still mine and unexpired. */
   holds(): Promise<boolean>;
@@ -186,16 +189,18 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       return true;
     };
     const mine = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token} AND ${lockedUntil} > now()`;
+    // Nobody has taken it since: every acquisition writes a new token. It may have expired meanwhile.
+    const untaken = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token}`;
     const cap =
       acquireOptions.maxHoldMs == null
         ? sql`'infinity'::timestamptz`
         : sql`${lockedAt} + ${interval(acquireOptions.maxHoldMs)}`;
     const recorded = acquireOptions.onExtend ? sql`, recorded AS (${acquireOptions.onExtend()})` : sql``;
     // Moves the expiry to `until` (never earlier) while the lease is mine, with the caller's record of it.
-    const extend = async (statement: string, until: RawBuilder<unknown>): Promise<boolean> => {
+    const extend = async (statement: string, until: RawBuilder<unknown>, condition = mine): Promise<boolean> => {
       const extended = await sql<Extended>`${named(statement)}
         WITH extended AS (
-          UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${mine}
+          UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${condition}
           RETURNING ${lockedUntil} AS until
         )${recorded}
         SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`.execute(db);
@@ -225,7 +230,9 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       // Owner-checked: the token and an unexpired lease, in the WHERE of one UPDATE. The cap is kept by
       // the database from `locked_at`, so no process, however confused its clock, can hold it longer.
       renew: () => extend("renew", sql`least(now() + ${interval(acquireOptions.ttlMs)}, ${cap})`),
-      holdFor: (untilMs) => extend("hold", sql`clock_timestamp() + ${interval(untilMs)}`),
+      // A hold keeps others out of what this holder may still cause: it applies while nobody has taken the
+      // lease since, even if it expired a moment ago (a slow process between its last call and the hold).
+      holdFor: (untilMs) => extend("hold", sql`clock_timestamp() + ${interval(untilMs)}`, untaken),
       async holds() {
         const found = await sql<Extended>`${named("holds")}
           SELECT ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms FROM ${table} WHERE ${mine}`.execute(
