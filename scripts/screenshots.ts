@@ -4,15 +4,16 @@
  * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures the README shows).
  */
 import { chromium, type Page } from "@playwright/test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { prepareDatabase } from "../db/prepare";
 import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
+import { findSystemChromium } from "./parts/system-parts";
 
 const outputDir = path.resolve(import.meta.dirname, "../docs/screenshots");
 const port = Number(process.env.SCREENSHOTS_APP_PORT ?? 3222);
-const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
+const systemChromium = findSystemChromium();
 
 const databaseUrl = await prepareDatabase(databaseFor("screenshots"), { fresh: true });
 // Named as `npm start` names a single instance, so the lanes read "instance 1".
