@@ -1,7 +1,8 @@
 /**
  * `npm run screenshots` (after `npm run build`): starts the built app on a fresh database of its own, stages
  * a double click under `lease`, `none` and `transaction` in Chromium, runs two of Learn's experiments, and
- * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures the README shows).
+ * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures of docs/timeline.md and
+ * docs/learn.md, and the README's).
  */
 import { chromium, type Page } from "@playwright/test";
 import { mkdirSync } from "node:fs";
