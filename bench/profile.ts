@@ -1,5 +1,5 @@
 /**
- * `npm run bench:profile`: where a switch's CPU goes, for the README's table. Each server (the lab on, the lab
+ * `npm run bench:profile`: where a switch's CPU goes, for docs/performance.md's table. Each server (the lab on, the lab
  * off, the floor: bench/app-cpu.ts) runs alone under V8's sampling profiler (`--cpu-prof`) while K users
  * switch at once, wave after wave; it then stops and writes its profile, and each sample of the measured
  * waves is put on the part of the code it was in (cpu-profile.ts). The profiler itself costs some CPU, so
