@@ -16,6 +16,7 @@ import { instanceId } from "./instance";
 import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
 import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
+import { publishLane } from "./stream";
 
 /** Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now. */
 export type EndPhase = (outcome: PhaseOutcome, detail?: string | null, at?: string) => void;
@@ -33,6 +34,12 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   version = 0;
   private openAcquire: EndPhase | null = null;
   private openRelease: EndPhase | null = null;
+  /**
+   * Shown only once the request may act for its user (its session is this user's): a lease checks that in the
+   * acquiring statement, so a request refused there for its session never appears on anyone's timeline.
+   */
+  private admitted = false;
+  private requestWritten = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -56,6 +63,13 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
 
   get operationId(): string {
     return this.lane.operationId;
+  }
+
+  /** The request may act for its user: from now on its changes are shown. */
+  admit(): void {
+    if (this.admitted) return;
+    this.admitted = true;
+    this.changed();
   }
 
   /** The operation's id, once the switch has one (an idempotent request learns it late); the first wins. */
@@ -93,12 +107,14 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     const acquire = this.openAcquire;
     switch (event.kind) {
       case "acquired": {
+        this.admit();
         const expiresAt = event.lease.expiresAt.toISOString();
         this.lane.lease = { acquiredAt: dbNow(), expiresAt, releasedAt: null, fence: String(event.lease.fence) };
         acquire?.("won", `1 row: won, fence ${event.lease.fence}, expires at ${clockTime(expiresAt)}`);
         return;
       }
       case "refused":
+        this.admit();
         return this.refused(event.heldUntil, acquire ?? undefined);
       case "renewed":
       case "kept": {
@@ -155,8 +171,13 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     this.changed();
   }
 
-  /** The request's answer; whatever is still open ends with it. Waits until the lane is written. */
+  /**
+   * The request's answer; whatever is still open ends with it. Waits until the lane is written, as whoever
+   * reads the timeline after the answer expects to find it. A request refused for its session (401, 403) was
+   * no switch of this user's: it has no lane.
+   */
   async answer(status: number, problemType: string | null): Promise<void> {
+    if (status === 401 || status === 403) return;
     this.bind(randomUUID());
     const answeredAt = dbNow();
     for (const phase of this.lane.phases.filter((each) => each.endedAt === null)) {
@@ -164,6 +185,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       phase.outcome ??= "unfinished";
     }
     Object.assign(this.lane, { answeredAt, status, problemType });
+    this.admit();
     this.changed();
     await laneWriter.written(this);
   }
@@ -191,11 +213,18 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       .catch((error: unknown) => console.error("[timeline] could not record the refusal:", error));
   }
 
-  /** A lane without an operation id yet is not written: its row needs one. */
+  /**
+   * A change: shown on this instance's live stream at once. A lane without an operation id yet is not shown:
+   * its row needs one. Without a lease, the request's row is written as it starts (see lane-writer.ts).
+   */
   private changed(): void {
-    if (!this.lane.operationId) return;
+    if (!this.lane.operationId || !this.admitted) return;
     this.version++;
-    laneWriter.changed(this);
+    publishLane(structuredClone(this.lane));
+    if (this.lane.strategy !== "lease" && !this.requestWritten) {
+      this.requestWritten = true;
+      laneWriter.request(this);
+    }
   }
 
   row(): LaneRow {

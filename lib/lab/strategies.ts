@@ -19,6 +19,7 @@ import { faultyLock, PlayedProcess } from "./interceptors/faulty-lock";
 import { recordingLease } from "./interceptors/recorded";
 import { withStepFaults } from "./interceptors/step-faults";
 import { textbookJournal, textbookLease, textbookTimeoutMs } from "./interceptors/textbook-lease";
+import { separateRelease } from "./interceptors/separate-release";
 import { unfencedSaves } from "./interceptors/unfenced-saves";
 import { acquireRedisLock, redisLockKey, releaseRedisLock } from "./redis-lock";
 import type { LabSettings, Strategy } from "./settings-schema";
@@ -54,9 +55,12 @@ export function labLeaseGuard(
   settings: LabSettings,
   { recorder, process = new PlayedProcess() }: { recorder?: OperationRecorder; process?: PlayedProcess } = {},
 ): Guard {
-  const { releaseFailures, slowRenewalMs, unfencedSave } = settings.faults;
+  const { releaseFailures, slowRenewalMs, unfencedSave, stall } = settings.faults;
   const runUnderLease = settings.leaseSafeguards ? withLease : textbookLease;
-  const journal = settings.leaseSafeguards ? switchJournal : textbookJournal;
+  const leased = settings.leaseSafeguards ? switchJournal : textbookJournal;
+  const wronglySaved = unfencedSave ? unfencedSaves(leased) : leased;
+  // Faults that act between the save and the release need the release sent on its own.
+  const journal = releaseFailures > 0 || stall?.at === "saved" ? separateRelease(wronglySaved) : wronglySaved;
   return leaseGuard(
     {
       ttlMs: settings.leaseTtlMs,
@@ -66,7 +70,7 @@ export function labLeaseGuard(
     {
       lock: faultyLock(identityActionLease, { releaseFailures, slowRenewalMs }, process),
       runUnderLease: recorder ? recordingLease(runUnderLease, recorder) : runUnderLease,
-      journal: unfencedSave ? unfencedSaves(journal) : journal,
+      journal,
     },
   );
 }

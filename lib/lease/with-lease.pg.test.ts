@@ -153,6 +153,27 @@ describe("withLease on a second table (a job queue)", () => {
     expect(failures).toEqual([1, 2]);
   });
 
+  it("ends with the work's last write when it releases the lease: one statement, nothing sent after it", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    const onEvent = (event: LeaseEvent) => void events.push(event.kind);
+    const released = await withLease(jobLease, jobId, { db, ttlMs: 5_000, onEvent }, async ({ lease, releaseWith }) =>
+      releaseWith(async () => (await lease.releasing({ name: "done" }).executeTakeFirst()).numUpdatedRows === 1n),
+    );
+    expect(released).toBe(true);
+    expect(events).toEqual(["acquired", "released"]);
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false, token: null });
+  });
+
+  it("releases as usual at the end when the last write did not release", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    const onEvent = (event: LeaseEvent) => void events.push(event.kind);
+    await withLease(jobLease, jobId, { db, ttlMs: 5_000, onEvent }, async ({ releaseWith }) =>
+      releaseWith(async () => false),
+    );
+    expect(events).toEqual(["acquired", "released"]);
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false });
+  });
+
   it("keeps the lease instead of releasing it when the work says an outcome is still unknown", async () => {
     await withLease(jobLease, jobId, { db, ttlMs: 1_000 }, async (section) => {
       section.keepFor(4_000, "a call may still land");

@@ -6,7 +6,7 @@
  */
 import type { Kysely, Selectable } from "kysely";
 import { Deadline } from "./deadline";
-import type { Acquisition, LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
+import type { AcquireOptions, Acquisition, LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
 import { Renewal } from "./renewal";
 
 export type LeaseEvent =
@@ -33,6 +33,9 @@ export interface WithLeaseOptions<DB> {
   intent?: StatementRecorder;
   /** Recorded by each statement that moves the expiry (see `StatementRecorder`). */
   onExtend?: StatementRecorder;
+  /** What else the acquisition requires, and reads sent with it (see `AcquireOptions`). */
+  requires?: AcquireOptions["requires"];
+  also?: AcquireOptions["also"];
   onEvent?(event: LeaseEvent): void | Promise<void>;
   /** Release attempts before the TTL is left to free the lease; default 4. */
   releaseAttempts?: number;
@@ -43,6 +46,8 @@ export interface LeaseSection<DB = unknown, TB extends keyof DB & string = keyof
   intentId: string | null;
   /** The protected row as the acquisition left it (see `Acquisition`). */
   row: Selectable<DB[TB]>;
+  /** What the reads sent with the acquisition returned (`also`). */
+  also: Record<string, Record<string, unknown>[]>;
   /** Every call the work makes carries `deadline.signal`; it fires before the lease can expire. */
   deadline: Deadline;
   /**
@@ -57,6 +62,12 @@ export interface LeaseSection<DB = unknown, TB extends keyof DB & string = keyof
    * the end the lease is kept at least that long instead of being released.
    */
   keepFor(ms: number, reason: string): void;
+  /**
+   * Ends the lease with the work's own last write: renewal stops (one in flight answers first), then `write`
+   * runs, a statement that also clears the lease (`lease.releasing`), answering whether it applied. When it
+   * did, the lease is released: nothing more is sent at the end. One round trip instead of two.
+   */
+  releaseWith(write: () => Promise<boolean>): Promise<boolean>;
 }
 
 /** `withLease`'s shape: code that runs work under a lease takes one, so that a wrapper (an observer) can stand in. */
@@ -67,16 +78,22 @@ export type RunUnderLease = <DB, TB extends keyof DB & string, T>(
   work: (section: LeaseSection<DB, TB>) => Promise<T>,
 ) => Promise<T>;
 
-/** Refused at acquisition: another holder has the lease (until `heldUntil`), or there is no such row. */
+/** Refused at acquisition: another holder has the lease (until `heldUntil`), its requirement is unmet, or no row. */
 export class LeaseUnavailable extends Error {
   constructor(
-    readonly reason: "held" | "not-found",
+    readonly reason: "held" | "unmet" | "not-found",
     readonly heldUntil: Date | null = null,
     readonly remainingMs = 0,
   ) {
-    super(reason === "held" ? "the lease is held by another holder" : "no such row");
+    super(unavailable[reason]);
   }
 }
+
+const unavailable = {
+  held: "the lease is held by another holder",
+  unmet: "what the acquisition requires is not so",
+  "not-found": "no such row",
+};
 
 /** The lease was found no longer mine at a checkpoint: the work stopped before `beforeStep`. */
 export class LeaseLostError extends Error {
@@ -114,13 +131,10 @@ export async function withLease<DB, TB extends keyof DB & string, T>(
     maxHoldMs: options.maxHold ?? defaultMaxHoldMs(ttlMs),
     intent: options.intent,
     onExtend: options.onExtend,
+    requires: options.requires,
+    also: options.also,
   });
-  if (!acquisition.acquired) {
-    if (acquisition.reason === "held") await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
-    throw acquisition.reason === "held"
-      ? new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs)
-      : new LeaseUnavailable("not-found");
-  }
+  if (!acquisition.acquired) throw await refusal(acquisition, onEvent);
   const lease = acquisition.lease as LeaseHandle;
   await onEvent({ kind: "acquired", lease });
 
@@ -138,15 +152,32 @@ export async function withLease<DB, TB extends keyof DB & string, T>(
   const renewal = new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => {
     await renew();
   });
-  const keep: Keep = { ms: 0, reason: "" };
+  const ending: Ending = { keep: { ms: 0, reason: "" }, released: false };
+  const releaseWith = async (write: () => Promise<boolean>): Promise<boolean> => {
+    if (ending.keep.ms > 0) throw new Error("a lease kept for an unknown outcome is not released with a write");
+    await renewal.stop();
+    ending.released = await write();
+    if (ending.released) await onEvent({ kind: "released" });
+    return ending.released;
+  };
   try {
-    return await work(section(acquisition, { deadline, renew, keep, onEvent }));
+    return await work(section(acquisition, { deadline, renew, ending, onEvent, releaseWith }));
   } finally {
     // A renewal in flight answers first, so no event of it can follow the release.
     await renewal.stop();
     deadline.dispose();
-    await finish(lease, keep, options.releaseAttempts ?? 4, onEvent);
+    if (!ending.released) await finish(lease, ending.keep, options.releaseAttempts ?? 4, onEvent);
   }
+}
+
+/** The refusal as an error, told first as an event when another holder has the lease. */
+async function refusal(
+  acquisition: Extract<Acquisition<unknown>, { acquired: false }>,
+  onEvent: (event: LeaseEvent) => void | Promise<void>,
+): Promise<LeaseUnavailable> {
+  if (acquisition.reason !== "held") return new LeaseUnavailable(acquisition.reason);
+  await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
+  return new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs);
 }
 
 /** How long the work may still run under `lease`: what the database said was left, less time since and the margin. */
@@ -159,16 +190,23 @@ interface Keep {
   reason: string;
 }
 
+/** How the work ends its lease: kept for an unknown outcome, or already released by its last write. */
+interface Ending {
+  keep: Keep;
+  released: boolean;
+}
+
 interface SectionParts {
   deadline: Deadline;
   renew: () => Promise<boolean>;
-  keep: Keep;
+  ending: Ending;
   onEvent: (event: LeaseEvent) => void | Promise<void>;
+  releaseWith: LeaseSection["releaseWith"];
 }
 
 function section<DB, TB extends keyof DB & string>(
   acquisition: Extract<Acquisition<DB, TB>, { acquired: true }>,
-  { deadline, renew, keep, onEvent }: SectionParts,
+  { deadline, renew, ending, onEvent, releaseWith }: SectionParts,
 ): LeaseSection<DB, TB> {
   const stillMine = async (check: () => Promise<boolean>) =>
     (await check()) && !deadline.signal.aborted && deadline.remainingMs() > 0;
@@ -176,6 +214,7 @@ function section<DB, TB extends keyof DB & string>(
     lease: acquisition.lease,
     intentId: acquisition.intentId,
     row: acquisition.row,
+    also: acquisition.also,
     deadline,
     async checkpoint(nextStep, verify) {
       if (await stillMine(verify ?? renew)) return;
@@ -183,8 +222,9 @@ function section<DB, TB extends keyof DB & string>(
       throw new LeaseLostError(nextStep);
     },
     keepFor(ms, reason) {
-      if (ms > keep.ms) Object.assign(keep, { ms, reason });
+      if (ms > ending.keep.ms) Object.assign(ending.keep, { ms, reason });
     },
+    releaseWith,
   };
 }
 

@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { Deadline } from "../lease";
 import type { JournalEntry } from "./journal";
+import type { Requirement } from "./requirement";
 import type { SwitchStep } from "./steps";
 import type { User } from "./users";
 
@@ -16,6 +17,8 @@ export interface GuardRequest {
   operationId: string;
   /** The identity the operation means to make primary (part of the lease's recorded intent); null: none. */
   targetIdentityId: string | null;
+  /** What must be so for the operation to run (see `checksRequirements`). */
+  requires?: Requirement;
 }
 
 export interface GuardedSection {
@@ -56,6 +59,11 @@ export interface GuardedSection {
 
 export interface Guard {
   run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>): Promise<T>;
+  /**
+   * True when `run` checks `request.requires` in the statement that takes hold (no round trip of its own);
+   * otherwise the switch checks it before `run`. A guard that wraps another passes this on.
+   */
+  checksRequirements?: boolean;
 }
 
 /** The parts of a section that only a journaling guard (the lease) fills in. */

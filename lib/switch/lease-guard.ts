@@ -45,35 +45,34 @@ export const productLeaseParts: LeaseGuardParts = {
 };
 
 export function leaseGuard(config: LeaseGuardConfig, parts: LeaseGuardParts = productLeaseParts): Guard {
-  return {
-    async run(request, body) {
-      const { db, userId, operationId, targetIdentityId } = request;
-      const options = {
-        db,
-        ttlMs: config.ttlMs,
-        intent: parts.journal.intent(operationId, targetIdentityId, config.applyLimitMs),
-        onExtend: parts.journal.boundFollowsLease(userId, operationId, config.applyLimitMs),
-        onEvent: narrateReleaseFailures(db, request),
-      };
-      try {
-        return await parts.runUnderLease(parts.lock, userId, options, (leased) =>
-          runJournaled(config, parts.journal, request, leased, body),
-        );
-      } catch (error) {
-        throw refusalAsProblem(error, userId);
-      }
-    },
-  };
-}
-
-/** What the lease library says at the boundary, in the switch's problems. */
-function refusalAsProblem(error: unknown, userId: string): unknown {
-  if (error instanceof LeaseUnavailable) {
-    return error.reason === "not-found"
-      ? new UserNotFound(userId)
-      : new OperationInProgress(error.heldUntil, error.remainingMs);
+  async function run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>, again = true) {
+    const { db, userId, operationId, targetIdentityId } = request;
+    // The requirement, the intent and the read of what earlier holders left: all in the acquiring statement.
+    const options = {
+      db,
+      ttlMs: config.ttlMs,
+      requires: request.requires?.condition,
+      intent: parts.journal.intent(operationId, targetIdentityId, config.applyLimitMs),
+      also: { leftovers: parts.journal.leftoversRead(userId) },
+      onExtend: parts.journal.boundFollowsLease(userId, operationId, config.applyLimitMs),
+      onEvent: narrateReleaseFailures(db, request),
+    };
+    try {
+      return await parts.runUnderLease(parts.lock, userId, options, (leased) =>
+        runJournaled(config, parts.journal, request, leased, body),
+      );
+    } catch (error) {
+      if (!(error instanceof LeaseUnavailable)) throw error;
+      if (error.reason === "held") throw new OperationInProgress(error.heldUntil, error.remainingMs);
+      if (error.reason === "not-found") throw new UserNotFound(userId);
+      // Unmet: which part, read now. All of it holding now (it changed meanwhile) is worth one more try.
+      const why = await request.requires?.unmet(db);
+      if (why) throw why;
+      if (again) return run(request, body, false);
+      throw new OperationInProgress(null, 1_000, "The request's conditions kept changing; try again.");
+    }
   }
-  return error;
+  return { run: (request, body) => run(request, body), checksRequirements: true };
 }
 
 /** A failed release is logged and told in words; the lease library retries it. */
@@ -114,7 +113,7 @@ async function runJournaled<T>(
   leased: LeaseSection<Database, "users">,
   body: (section: GuardedSection) => Promise<T>,
 ): Promise<T> {
-  const { db, userId } = request;
+  const { db } = request;
   const acquiredUser = userFromRow(leased.row);
   const progress: Progress = {
     journalId: leased.intentId!,
@@ -123,13 +122,15 @@ async function runJournaled<T>(
     writesBegun: false,
     outcomeUnknown: false,
   };
-  const leftovers = await journal.openEntries(db, userId, progress.journalId);
+  const leftovers = journal.leftoversFrom(leased.also.leftovers ?? []);
   await narrateTakeOvers(db, request, leased, leftovers);
   try {
     const section = journaledSection(config, journal, request, leased, progress, leftovers);
     const result = await body({ ...section, acquiredUser: leftovers.length === 0 ? acquiredUser : undefined });
-    // No separate `saved` step: the save and `done` are one write (`finishing`), or nothing was saved.
-    if (!progress.finished) await journal.advance(db, progress.journalId, leased.lease, "done");
+    // No separate `saved` step: the save, `done` and the release are one write (`finishing`), or nothing was
+    // saved: then `done` and the release are.
+    if (!progress.finished)
+      await leased.releaseWith(() => journal.finishAndRelease(db, progress.journalId, leased.lease));
     return result;
   } catch (error) {
     await recordEnding(config, journal, request, leased, progress, error);
@@ -204,7 +205,13 @@ function journaledSection(
     async savePrimary(primaryIdentityId, saveOptions) {
       if (!saveOptions?.finishing)
         return lostUnlessSaved(await journal.savePrimary(db, lease, primaryIdentityId), "recover");
-      lostUnlessSaved(await journal.saveAndFinish(db, progress.journalId, lease, primaryIdentityId), "save");
+      let saved = false;
+      await leased.releaseWith(async () => {
+        const finished = await journal.saveAndFinish(db, progress.journalId, lease, primaryIdentityId);
+        saved = finished.saved;
+        return finished.released;
+      });
+      lostUnlessSaved(saved, "save");
       progress.finished = true;
     },
     leftovers,

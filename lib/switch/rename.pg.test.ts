@@ -18,13 +18,7 @@ beforeEach(async () => {
 
 it("a rename that read the user before a switch saved leaves the switch's primary in place", async () => {
   const { provider, atProvider, answer } = slowRenamingProvider();
-  const renaming = renameUser(
-    db,
-    provider,
-    { userId: "grace", displayName: "Amazing Grace" },
-    10_000,
-    userName,
-  );
+  const renaming = renameUser(db, provider, { userId: "grace", displayName: "Amazing Grace" }, 10_000, userName);
   await atProvider;
   // Meanwhile a switch saves its new primary under its lease.
   const taken = await identityActionLease.acquire(db, "grace", { ttlMs: 10_000 });

@@ -7,20 +7,23 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { IdentityNotLinked, UserNotFound } from "../core/problems";
+import { UserNotFound } from "../core/problems";
 import type { IdentityProviderClient, ProviderCallContext } from "../provider/client";
 import { defaultMaxHoldMs } from "../lease";
 import type { Guard } from "./guard";
 import { withIdempotencyKey } from "./idempotency";
 import { linkTolerant, providerStep } from "./provider-steps";
 import { recoverSwitch } from "./recovery";
-import { findIdentityOf, findUser } from "./users";
+import { allOf, identityOfUser, requireNow, type Requirement } from "./requirement";
+import { findUser } from "./users";
 
 export interface PromoteRequest {
   userId: string;
   identityId: string;
   /** Given by callers that must know the id before the answer (idempotent requests). */
   operationId?: string;
+  /** What the caller requires besides (its session is this user's): checked with the switch's own. */
+  requires?: Requirement;
 }
 
 export interface PromoteResult {
@@ -36,12 +39,13 @@ export async function promoteToPrimary(
   request: PromoteRequest,
 ): Promise<PromoteResult> {
   const { userId, identityId } = request;
-  if (!(await findIdentityOf(db, userId, identityId))) {
-    throw (await findUser(db, userId)) ? new IdentityNotLinked(identityId, userId) : new UserNotFound(userId);
-  }
+  // The caller's requirement first: an unsigned request learns nothing of the user's identities.
+  const requires = allOf([...(request.requires ? [request.requires] : []), identityOfUser(userId, identityId)]);
+  if (!guard.checksRequirements) await requireNow(db, requires);
 
   const operationId = request.operationId ?? randomUUID();
-  const outcome = await guard.run({ db, userId, operationId, targetIdentityId: identityId }, async (section) => {
+  const guarded = { db, userId, operationId, targetIdentityId: identityId, requires };
+  const outcome = await guard.run(guarded, async (section) => {
     const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
     // Whatever an earlier holder left half-done is settled first, against what the provider says.
     for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);

@@ -92,11 +92,3 @@ export async function identitiesOf(db: Kysely<Database>, userId: string): Promis
     label: row.label,
   }));
 }
-
-export async function findIdentityOf(
-  db: Kysely<Database>,
-  userId: string,
-  identityId: string,
-): Promise<Identity | null> {
-  return (await identitiesOf(db, userId)).find((identity) => identity.id === identityId) ?? null;
-}

@@ -19,13 +19,7 @@ beforeEach(async () => {
 
 it("mapped as an ORM maps every column, the same rename writes its stale copy back: the lesson", async () => {
   const { provider, atProvider, answer } = slowRenamingProvider();
-  const renaming = renameUser(
-    db,
-    provider,
-    { userId: "grace", displayName: "Amazing Grace" },
-    10_000,
-    mappedEntity,
-  );
+  const renaming = renameUser(db, provider, { userId: "grace", displayName: "Amazing Grace" }, 10_000, mappedEntity);
   await atProvider;
   const taken = await identityActionLease.acquire(db, "grace", { ttlMs: 10_000 });
   if (!taken.acquired) throw new Error("expected to acquire");

@@ -70,7 +70,6 @@ export async function saveWholeEntity(db: Kysely<Database>, user: UserWithLock):
     .execute();
 }
 
-
 /** The rename's entity as such an ORM reads and saves it: the whole row, the lease's columns included. */
 export const mappedEntity: RenameEntity<UserWithLock> = {
   read: findUserWithLock,

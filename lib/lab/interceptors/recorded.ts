@@ -80,8 +80,11 @@ export const recordingLease =
  */
 export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased: boolean): Guard {
   return {
+    checksRequirements: guard.checksRequirements,
     run: (request, body) => {
       recorder.bind(request.operationId);
+      // A guard that checks the requirement itself does so as it takes hold: the lease's events admit it.
+      if (!guard.checksRequirements) recorder.admit();
       if (leased) recorder.acquiring();
       return guard.run(request, async (section) => {
         recorder.tookOver(section.leftovers);

@@ -37,6 +37,7 @@ export function withStepFaults(guard: Guard, faults: StepFaults): Guard {
   const { settings } = faults;
   if (!settings.faults.stall && !settings.faults.crash) return guard;
   return {
+    checksRequirements: guard.checksRequirements,
     run: (request, body) =>
       new Promise((resolve, reject) => {
         const crashed = (point: CrashPoint) =>

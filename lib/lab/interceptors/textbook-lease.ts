@@ -14,30 +14,38 @@ export const textbookTimeoutMs = 60_000;
 
 export const textbookLease: RunUnderLease = async (lock, rowId, options, work) => {
   const { db, ttlMs, onEvent = () => undefined } = options;
-  const acquisition = await lock.acquire(db, rowId, { ttlMs, intent: options.intent });
+  const { intent, requires, also } = options;
+  const acquisition = await lock.acquire(db, rowId, { ttlMs, intent, requires, also });
   if (!acquisition.acquired) {
-    if (acquisition.reason === "held") await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
-    throw acquisition.reason === "held"
-      ? new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs)
-      : new LeaseUnavailable("not-found");
+    if (acquisition.reason !== "held") throw new LeaseUnavailable(acquisition.reason);
+    await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
+    throw new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs);
   }
   const lease = acquisition.lease as LeaseHandle;
   await onEvent({ kind: "acquired", lease });
   const deadline = new Deadline(textbookTimeoutMs);
+  let released = false;
   const outcome = await work({
     lease: acquisition.lease,
     intentId: acquisition.intentId,
     row: acquisition.row,
+    also: acquisition.also,
     deadline,
     // Never asks whether the lease is still mine: it writes the step and carries on, whatever the answer.
     checkpoint: async (_write, record) => void (await record?.()),
     // Releases at the end whatever may still be in flight: the TTL is trusted.
     keepFor: () => undefined,
+    releaseWith: async (write) => {
+      released = await write();
+      if (released) await onEvent({ kind: "released" });
+      return released;
+    },
   }).then(
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
   deadline.dispose();
+  if (released) return settled(outcome);
   try {
     await onEvent({ kind: (await lease.release()) ? "released" : "release-found-nothing" });
   } catch (error) {
@@ -45,9 +53,13 @@ export const textbookLease: RunUnderLease = async (lock, rowId, options, work) =
     await onEvent({ kind: "release-failed", attempt: 1, attempts: 1, error });
     throw error;
   }
+  return settled(outcome);
+};
+
+function settled<T>(outcome: { value: T } | { error: unknown }): T {
   if ("error" in outcome) throw outcome.error;
   return outcome.value;
-};
+}
 
 /**
  * The journal as the textbook's switch writes it: its calls may land until their own timeout (plus the
@@ -58,7 +70,5 @@ export const textbookJournal: SwitchJournal = {
   ...unfencedSaves(switchJournal),
   intent: (operationId, toIdentityId, applyLimitMs) =>
     intentRecorder(operationId, toIdentityId, { boundMs: textbookTimeoutMs + applyLimitMs, followsLease: false }),
-  openEntries: async (db, userId, exceptId) =>
-    (await switchJournal.openEntries(db, userId, exceptId)).map((entry) => ({ ...entry, inFlightForMs: 0 })),
+  leftoversFrom: (rows) => switchJournal.leftoversFrom(rows).map((entry) => ({ ...entry, inFlightForMs: 0 })),
 };
-

@@ -18,7 +18,8 @@ export function unfencedSaves(journal: SwitchJournal): SwitchJournal {
         .where("id", "=", id)
         .where("step", "<>", "resolved")
         .execute();
-      return true;
+      // The lease is left for the release at the end.
+      return { saved: true, released: false };
     },
     savePrimary: (db, lease, primaryIdentityId) => savePrimary(db, String(lease.rowId), primaryIdentityId),
   };
