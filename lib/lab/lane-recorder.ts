@@ -40,6 +40,8 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
    */
   private admitted = false;
   private requestWritten = false;
+  /** The switch's save released the lease in its own statement: the release is drawn right after the save. */
+  private releasedWithSave = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -127,7 +129,9 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       case "lost":
         return this.mark("renew", "lost", `0 rows: the lease is no longer mine, stopped before ${event.beforeStep}`);
       case "released":
-        if (this.lane.lease) this.lane.lease = { ...this.lane.lease, releasedAt: dbNow() };
+        // Released by the save's own statement: drawn, and dated, once the save has answered.
+        if (this.saving()) return void (this.releasedWithSave = true);
+        this.noteReleased();
         if (this.openRelease) this.openRelease("released", "1 row: released");
         else this.mark("release", "released", "1 row: released (background retry)");
         return;
@@ -154,9 +158,19 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     this.openAcquire = this.start("acquire");
   }
 
-  /** The body of the guarded section ended: the lease is released (or kept) next. */
+  /** The body of the guarded section ended: the lease is released (or kept) next, unless its save did. */
   releasing(): void {
-    this.openRelease = this.start("release");
+    if (!this.releasedWithSave) return void (this.openRelease = this.start("release"));
+    this.mark("release", "released", "1 row: released by the save's own statement");
+    this.noteReleased(this.lane.phases.at(-1)!.startedAt);
+  }
+
+  private noteReleased(at = dbNow()): void {
+    if (this.lane.lease) this.lane.lease = { ...this.lane.lease, releasedAt: at };
+  }
+
+  private saving(): boolean {
+    return this.lane.phases.some((phase) => phase.name === "save" && phase.endedAt === null);
   }
 
   /** A lease that expired unreleased was taken over: the acquisition says so. */
