@@ -229,16 +229,16 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
 
   /**
    * A change: shown on this instance's live stream at once. A lane without an operation id yet is not shown:
-   * its row needs one. Without a lease, the request's row is written as it starts (see lane-writer.ts).
+   * its row needs one. Its row is written at the answer (`answer`); without a lease, also as the request
+   * starts; and again for what comes after the answer (a release retried in the background).
    */
   private changed(): void {
     if (!this.lane.operationId || !this.admitted) return;
     this.version++;
     publishLane(structuredClone(this.lane));
-    if (this.lane.strategy !== "lease" && !this.requestWritten) {
-      this.requestWritten = true;
-      laneWriter.request(this);
-    }
+    const starts = this.lane.strategy !== "lease" && !this.requestWritten;
+    if (starts || this.lane.answeredAt !== null) laneWriter.request(this);
+    this.requestWritten ||= starts;
   }
 
   row(): LaneRow {
