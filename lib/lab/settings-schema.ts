@@ -9,7 +9,7 @@ import {
   providerBounds,
   providerSettingsSchema,
 } from "../provider-sim/chaos-settings";
-import { switchDefaults } from "../switch/defaults";
+import { switchDefaults } from "../core/config";
 
 export const strategies = [
   "lease",

@@ -11,7 +11,7 @@ import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
 import { Deadline, withLease } from "../lease";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
-import { identityActionLease } from "../switch/identity-action-lease";
+import { identityActionLease } from "../switch/lease-guard";
 import { switchJournal } from "../switch/journal";
 import { leaseGuard } from "../switch/lease-guard";
 import { readVersion, savePrimary } from "../switch/users";

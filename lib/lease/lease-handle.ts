@@ -79,21 +79,7 @@ export function leaseHandle<DB, TB extends keyof DB & string>(
   const mine = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token} AND ${lockedUntil} > now()`;
   // Nobody has taken it since: every acquisition writes a new token. It may have expired meanwhile.
   const untaken = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token}`;
-  const cap =
-    acquireOptions.maxHoldMs == null
-      ? sql`'infinity'::timestamptz`
-      : sql`${lockedAt} + ${interval(acquireOptions.maxHoldMs)}`;
-  const recorded = acquireOptions.onExtend ? sql`, recorded AS (${acquireOptions.onExtend()})` : sql``;
-  // Moves the expiry to `until` (never earlier) while `condition` holds, with the caller's record of it.
-  const extend = async (statement: string, until: RawBuilder<unknown>, condition = mine): Promise<boolean> => {
-    const extended = await sql<Extended>`${named(statement)}
-      WITH extended AS (
-        UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${condition}
-        RETURNING ${lockedUntil} AS until
-      )${recorded}
-      SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`.execute(db);
-    return note(extended.rows[0]);
-  };
+  const extend = extender(refs, db, acquireOptions, note, mine);
   const updating = ownerChecked<DB, TB>(refs, db, mine);
   return {
     rowId,
@@ -110,7 +96,8 @@ export function leaseHandle<DB, TB extends keyof DB & string>(
     },
     // Owner-checked: the token and an unexpired lease, in the WHERE of one UPDATE. The cap is kept by the
     // database from `locked_at`, so no process, however confused its clock, can hold it longer.
-    renew: () => extend("renew", sql`least(now() + ${interval(acquireOptions.ttlMs)}, ${cap})`),
+    renew: () =>
+      extend("renew", sql`least(now() + ${interval(acquireOptions.ttlMs)}, ${holdCap(refs, acquireOptions)})`),
     // A hold keeps others out of what this holder may still cause: it applies while nobody has taken the
     // lease since, even if it expired a moment ago (a slow process between its last call and the hold).
     holdFor: (untilMs) => extend("hold", sql`clock_timestamp() + ${interval(untilMs)}`, untaken),
@@ -132,6 +119,30 @@ export function leaseHandle<DB, TB extends keyof DB & string>(
     updating,
     releasing: (values) => updating({ ...values, ...clearedLock(refs) } as UpdateObject<DB, TB>),
     heldCondition: () => sql<boolean>`EXISTS (SELECT 1 FROM ${table} WHERE ${mine})`,
+  };
+}
+
+/** The most renewals may hold the lease to: `maxHoldMs` from when it was taken, kept by the database. */
+const holdCap = ({ lockedAt }: LeaseRefs, { maxHoldMs }: AcquireOptions): RawBuilder<unknown> =>
+  maxHoldMs == null ? sql`'infinity'::timestamptz` : sql`${lockedAt} + ${interval(maxHoldMs)}`;
+
+/** Moves the expiry to `until` (never earlier) while `condition` holds, with the caller's record of it. */
+function extender<DB>(
+  { table, lockedUntil, named }: LeaseRefs,
+  db: Kysely<DB>,
+  { onExtend }: AcquireOptions,
+  note: (row: Extended | undefined) => boolean,
+  mine: RawBuilder<boolean>,
+) {
+  const recorded = onExtend ? sql`, recorded AS (${onExtend()})` : sql``;
+  return async (statement: string, until: RawBuilder<unknown>, condition = mine): Promise<boolean> => {
+    const extended = await sql<Extended>`${named(statement)}
+      WITH extended AS (
+        UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${condition}
+        RETURNING ${lockedUntil} AS until
+      )${recorded}
+      SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`.execute(db);
+    return note(extended.rows[0]);
   };
 }
 

@@ -14,14 +14,26 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { FencedOff, LeaseLost, OperationInProgress, UserNotFound } from "../core/problems";
-import { LeaseLostError, LeaseUnavailable, withLease } from "../lease";
+import { leaseLock, LeaseLostError, LeaseUnavailable, withLease } from "../lease";
 import type { LeaseEvent, LeaseLock, LeaseSection, RunUnderLease } from "../lease";
 import { recordEvent, shortId } from "./events";
-import type { Guard, GuardedSection, GuardRequest } from "./guard";
-import { identityActionLease } from "./identity-action-lease";
+import { writeAfter, type Guard, type GuardedSection, type GuardRequest } from "./guard";
 import { switchJournal, type JournalEntry, type SwitchJournal } from "./journal";
-import { writeAfter } from "./steps";
 import { userFromRow } from "./users";
+
+/** The lease that guards a user's identity actions (promote to primary): four columns on `users`. */
+export const identityActionLease = leaseLock<Database, "users">(
+  {
+    table: "users",
+    id: "id",
+    lockedAt: "identity_action_locked_at",
+    lockedUntil: "identity_action_locked_until",
+    token: "identity_action_lock_token",
+    fence: "identity_action_fence",
+  },
+  // Sent as named prepared statements by the app's pool (db/prepared-statements.ts).
+  { preparedName: "users_lease" },
+);
 
 export interface LeaseGuardConfig {
   ttlMs: number;
@@ -195,25 +207,11 @@ function journaledSection(
     leased.checkpoint(write, verify).catch((error: unknown) => {
       throw error instanceof LeaseLostError ? new LeaseLost(error.beforeStep ?? write) : error;
     });
-  const lostUnlessSaved = (saved: boolean, step: string) => {
-    if (!saved) throw new LeaseLost(step);
-  };
   return {
     db,
     deadline,
     fence: lease.fence,
-    async savePrimary(primaryIdentityId, saveOptions) {
-      if (!saveOptions?.finishing)
-        return lostUnlessSaved(await journal.savePrimary(db, lease, primaryIdentityId), "recover");
-      let saved = false;
-      await leased.releaseWith(async () => {
-        const finished = await journal.saveAndFinish(db, progress.journalId, lease, primaryIdentityId);
-        saved = finished.saved;
-        return finished.released;
-      });
-      lostUnlessSaved(saved, "save");
-      progress.finished = true;
-    },
+    savePrimary: leasedSave(journal, db, leased, progress),
     leftovers,
     async markRecovered(entry, message) {
       await journal.resolve(db, entry.id, operationId);
@@ -251,5 +249,33 @@ function journaledSection(
           `${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
       );
     },
+  };
+}
+
+/**
+ * The saves under the lease, owner-checked: recovery's, and the switch's last write, which releases the
+ * lease in the same statement (unless the journal says it did not). Nothing saved: the lease was lost.
+ */
+function leasedSave(
+  journal: SwitchJournal,
+  db: Kysely<Database>,
+  leased: LeaseSection<Database, "users">,
+  progress: Progress,
+): GuardedSection["savePrimary"] {
+  const { lease } = leased;
+  const lostUnlessSaved = (saved: boolean, step: string) => {
+    if (!saved) throw new LeaseLost(step);
+  };
+  return async (primaryIdentityId, saveOptions) => {
+    if (!saveOptions?.finishing)
+      return lostUnlessSaved(await journal.savePrimary(db, lease, primaryIdentityId), "recover");
+    let saved = false;
+    await leased.releaseWith(async () => {
+      const finished = await journal.saveAndFinish(db, progress.journalId, lease, primaryIdentityId);
+      saved = finished.saved;
+      return finished.released;
+    });
+    lostUnlessSaved(saved, "save");
+    progress.finished = true;
   };
 }

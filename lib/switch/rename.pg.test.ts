@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import { slowRenamingProvider } from "../../test/harness/slow-renaming-provider";
-import { identityActionLease } from "./identity-action-lease";
+import { identityActionLease } from "./lease-guard";
 import { renameUser, userName } from "./rename";
 import { findUser, primaryChange } from "./users";
 

@@ -1,14 +1,14 @@
 /**
  * The switch as the route and the reconciler run it, behind one interface: the product's (the lease, as
- * configured in `switchConfig`), or another layer that takes its place. lib/web/switch.ts, the composition
+ * configured in `config.switch`), or another layer that takes its place. lib/web/switch.ts, the composition
  * root, picks one.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
-import { switchConfig } from "./defaults";
+import { config } from "../core/config";
 import { leaseGuard } from "./lease-guard";
-import type { ReconcilePolicy } from "./reconciler";
+import { startReconciler, type ReconcilePolicy } from "./reconciler";
 import { renameUser, userName, type RenameRequest } from "./rename";
 import { promoteRequest, settleLeftovers, type PromoteRequest, type PromoteResult } from "./switch-primary";
 import type { UserView } from "./user-view";
@@ -25,23 +25,26 @@ export interface SwitchLayer {
   rename(db: Kysely<Database>, provider: IdentityProviderClient, request: RenameRequest): Promise<UserView>;
   /** How the reconciler settles half-done switches now; null: no switch is journaled to settle. */
   reconcilePolicy(db: Kysely<Database>, provider: IdentityProviderClient): Promise<ReconcilePolicy | null>;
+  /** What runs in the background of this process (the reconciler), started once. */
+  start(db: Kysely<Database>, provider: IdentityProviderClient): void;
 }
 
 const productGuard = () =>
   leaseGuard({
-    ttlMs: switchConfig.leaseTtlMs,
-    applyLimitMs: switchConfig.providerApplyLimitMs,
-    providerFences: switchConfig.providerEnforcesFencing,
+    ttlMs: config.switch.leaseTtlMs,
+    applyLimitMs: config.switch.providerApplyLimitMs,
+    providerFences: config.switch.providerEnforcesFencing,
   });
 
 /** The product's switch: the lease, as configured. */
 export const productSwitchLayer: SwitchLayer = {
   promote: (db, provider, request, idempotencyKey) =>
-    promoteRequest(db, provider, productGuard(), request, { idempotencyKey, leaseTtlMs: switchConfig.leaseTtlMs }),
-  rename: (db, provider, request) => renameUser(db, provider, request, switchConfig.leaseTtlMs, userName),
+    promoteRequest(db, provider, productGuard(), request, { idempotencyKey, leaseTtlMs: config.switch.leaseTtlMs }),
+  rename: (db, provider, request) => renameUser(db, provider, request, config.switch.leaseTtlMs, userName),
   reconcilePolicy: async (db, provider) => ({
-    reconcileAfterMs: switchConfig.reconcileAfterMs,
-    providerFences: switchConfig.providerEnforcesFencing,
+    reconcileAfterMs: config.switch.reconcileAfterMs,
+    providerFences: config.switch.providerEnforcesFencing,
     settle: (userId) => settleLeftovers(db, provider, productGuard(), userId),
   }),
+  start: (db, provider) => startReconciler(db, () => productSwitchLayer.reconcilePolicy(db, provider)),
 };

@@ -1,7 +1,7 @@
 /** The user as the page reads it: the row, its identities, its lease, and the switch running now. */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import type { Requirement } from "./requirement";
+import type { Requirement } from "./guard";
 import type { Identity, User } from "./users";
 
 export interface UserView extends User {

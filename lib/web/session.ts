@@ -9,7 +9,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { NotSignedIn, NotYourUser } from "../core/problems";
-import { requirement, type Requirement } from "../switch/requirement";
+import { requirement, type Requirement } from "../switch/guard";
 
 export const sessionCookieName = "lab_session";
 

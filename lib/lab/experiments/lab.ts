@@ -15,7 +15,7 @@ import { problemFor } from "../../core/problems";
 import type { IdentityProviderClient } from "../../provider/client";
 import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
 import type { Guard } from "../../switch/guard";
-import { identityActionLease } from "../../switch/identity-action-lease";
+import { identityActionLease } from "../../switch/lease-guard";
 import { promoteToPrimary } from "../../switch/switch-primary";
 import { auditConsistency, type UserAudit } from "../audit";
 import { answering, startRecording, type OperationRecorder } from "../lane-recorder";

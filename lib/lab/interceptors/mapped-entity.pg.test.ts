@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { createDb } from "../../../db/connection";
 import { slowRenamingProvider } from "../../../test/harness/slow-renaming-provider";
-import { identityActionLease } from "../../switch/identity-action-lease";
+import { identityActionLease } from "../../switch/lease-guard";
 import { renameUser } from "../../switch/rename";
 import { findUser, primaryChange } from "../../switch/users";
 import { mappedEntity } from "./mapped-entity";

@@ -12,7 +12,7 @@ import type { Database } from "../../../db/schema";
 import { OperationCrashed } from "../../core/problems";
 import { shortId } from "../../switch/events";
 import type { Guard, GuardedSection } from "../../switch/guard";
-import { writeAfter, type SwitchStep } from "../../switch/steps";
+import { writeAfter, type SwitchStep } from "../../switch/guard";
 import type { OperationRecorder } from "../lane-recorder";
 import type { CrashPoint, LabSettings, StallPoint } from "../settings-schema";
 import { takeCrash, takeStall } from "../settings-store";
