@@ -136,9 +136,13 @@ export interface WaveResult {
   consistent: boolean;
 }
 
+/** How many pool turns a wave of K switches takes with a pool of P: only the connection-holding guards queue. */
+export const predictedWaveTurns = (strategy: Strategy, users: number, poolSize: number): number =>
+  strategy === "transaction" || strategy === "advisory" ? Math.ceil(users / poolSize) : 1;
+
 /** What each strategy should cost K users switching at once with a pool of P: the lease is not pool-bound. */
 export const predictedWallMs = (strategy: Strategy, users: number, poolSize: number, latencyMs: number): number =>
-  strategy === "transaction" || strategy === "advisory" ? Math.ceil(users / poolSize) * 2 * latencyMs : 2 * latencyMs;
+  predictedWaveTurns(strategy, users, poolSize) * 2 * latencyMs;
 
 /**
  * K users each send one switch at the same moment (one wave); repeated. The pool size changes between

@@ -17,9 +17,7 @@
  * p99 from ≥ 1,000, and ratios are taken side by side within a run. Results: a table on the terminal,
  * bench/results/latest.json, and the SVG charts in bench/results/.
  */
-import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { sql } from "kysely";
 import { createDb } from "../db/connection";
@@ -30,6 +28,7 @@ import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import {
   bystanderReads,
+  predictedWaveTurns,
   scalingWaves,
   singleSwitch,
   strategies,
@@ -39,7 +38,11 @@ import {
 } from "./http-load";
 import { appCpu, startFloor, type CpuServer } from "./app-cpu";
 import { contentionBench, leaseMicrobench } from "./lease-micro";
-import { checkTargets, predictedWaveTurns, report, roundTripInventory, versionsOf, writeCharts } from "./report";
+import { writeCharts } from "./report/result-charts";
+import { roundTripInventory } from "./report/round-trips";
+import { runContext } from "./report/run-context";
+import { printTables } from "./report/tables";
+import { checkTargets } from "./report/targets";
 import { seededRandom } from "../lib/provider-sim/chaos";
 import { round, shuffled } from "./stats";
 
@@ -92,7 +95,7 @@ function progress(note: string): void {
 const databaseUrl = await prepareDatabase(databaseFor("bench"), { fresh: true });
 const { db } = createDb(databaseUrl, 2);
 const postgresVersion = (await sql<{ version: string }>`SELECT version()`.execute(db)).rows[0]!.version;
-const loadBefore = os.loadavg();
+const context = runContext();
 
 // 1. The library on PostgreSQL, before any app runs on this database.
 const micro = await leaseMicrobench(databaseUrl, { ...plan.micro, random }, progress);
@@ -199,20 +202,7 @@ try {
     mode: quick ? "quick" : "full",
     seed,
     durationSeconds: round((performance.now() - runStarted) / 1000, 1),
-    machine: {
-      cpus: os.cpus().map((cpu) => cpu.model),
-      cores: os.cpus().length,
-      memoryGb: round(os.totalmem() / 2 ** 30, 1),
-      platform: `${os.type()} ${os.release()} ${os.arch()}`,
-      loadAverageBefore: loadBefore.map((value) => round(value, 2)),
-      loadAverageAfter: os.loadavg().map((value) => round(value, 2)),
-    },
-    versions: {
-      node: process.version,
-      postgres: postgresVersion,
-      commit: execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim(),
-      ...versionsOf(["next", "kysely", "pg", "msw"]),
-    },
+    ...context.finish(postgresVersion),
     settings: { plan, scalingLatencyMs, bystanderPoolSize, appEnv },
     micro,
     contention,
@@ -232,7 +222,7 @@ try {
   );
   if (!quick) writeCharts(results, resultsDir, scalingLatencyMs);
   process.stderr.write("\n");
-  report(results, targets);
+  printTables(results, targets);
   console.log(`\n${path.relative(process.cwd(), file)} written in ${results.durationSeconds} s (seed ${seed}).`);
 } finally {
   for (const app of apps) await app.stop();
