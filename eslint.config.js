@@ -13,6 +13,7 @@ export default tseslint.config(
       ".lab/",
       "next-env.d.ts",
       "bench/results/",
+      "bench/next-min/.next/",
       "test-results/",
       "playwright-report/",
     ],
