@@ -218,11 +218,12 @@ function journaledSection(
       await recordEvent(db, { userId, operationId, kind: "recovered", message });
     },
     async reached(step, fromIdentityId) {
-      // The intent is `acquired` from the same starting point: nothing to write. The lease is then known to
-      // be mine from the acquisition's own answer (the deadline's remaining time), as long as only the lease
-      // writes its columns; a save that wipes them is caught at the next owner-checked write instead.
-      const unchanged = step === "acquired" && fromIdentityId === progress.journaledFrom;
-      const record = unchanged
+      // Two steps need no write. The intent is `acquired` from the same starting point: the lease is then known
+      // to be mine from the acquisition's own answer (the deadline's remaining time), as long as only the lease
+      // writes its columns (a save that wipes them is caught at the next owner-checked write instead). And
+      // `linked` is recorded by the save's own statement, which carries the lease's condition in its WHERE.
+      const unrecorded = (step === "acquired" && fromIdentityId === progress.journaledFrom) || step === "linked";
+      const record = unrecorded
         ? async () => true
         : () => journal.advance(db, progress.journalId, lease, step, fromIdentityId);
       if (fromIdentityId !== undefined) progress.journaledFrom = fromIdentityId;
