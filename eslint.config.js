@@ -15,6 +15,7 @@ export default tseslint.config(
       "bench/results/",
       "test-results/",
       "playwright-report/",
+      "**/dist/",
     ],
   },
   js.configs.recommended,

@@ -1,7 +1,7 @@
 /** The kit's own tests, against a tiny checkout of their own (no app of the repository is needed). */
 import { expect, type Page } from "@playwright/test";
-import { startCheckout, type Checkout } from "./checkout-app";
-import { doubleClick, expectEffects, expectOneWinner, test, type Release } from "./index";
+import { startCheckout, type Checkout } from "./checkout-app.js";
+import { doubleClick, expectEffects, expectOneWinner, test, type Release } from "./index.js";
 
 let checkout: Checkout;
 test.afterEach(() => checkout.close());

@@ -7,8 +7,8 @@ import {
   type Request,
   type Route,
 } from "@playwright/test";
-import { Barrier, type HeldRequest, type Release } from "./barrier";
-import { describeRace, describeRelease } from "./story";
+import { Barrier, type HeldRequest, type Release } from "./barrier.js";
+import { describeRace, describeRelease } from "./story.js";
 
 export interface RaceOptions {
   /** How many actors race (2 or more). */

@@ -1,7 +1,7 @@
 import { test } from "@playwright/test";
 import path from "node:path";
-import type { Release } from "./barrier";
-import type { RaceAnswer } from "./race";
+import type { Release } from "./barrier.js";
+import type { RaceAnswer } from "./race.js";
 
 export interface RaceRecord {
   mode: "contexts" | "tabs";
