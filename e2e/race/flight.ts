@@ -20,17 +20,20 @@ export interface Flight {
   sentAt: number[];
   /** Each request's answer, as read from the kit's connection. */
   answers: Promise<WireResponse>[];
+  /** How many requests the server acknowledged having begun before the final writes (100 Continue, PING). */
+  acknowledged: number;
 }
 
 /**
  * Sends the held requests itself, in one flight, and hands each page its answer (or fails its request, with
- * the reason kept for the story). Answers when every final byte is written: the time that took, in ms.
+ * the reason kept for the story). Answers once every final byte is written: how long writing them took (ms),
+ * and how many requests the server had acknowledged before.
  */
 export async function sendInOneFlight(
   held: HeldRequest[],
   send: Exclude<Send, "browser">,
   options: { ignoreHTTPSErrors: boolean },
-): Promise<number> {
+): Promise<{ flightMs: number; acknowledged: number }> {
   const requests = await Promise.all(held.map((each) => wireRequestOf(each.request)));
   const flight = await (send === "last-byte" ? sendLastByte : sendSinglePacket)(requests, options);
   held.forEach((each, index) => {
@@ -44,5 +47,5 @@ export async function sendInOneFlight(
       },
     ).catch(() => {}); // a page closed meanwhile: its answer says it got none
   });
-  return flight.sentAt.at(-1)! - flight.startedAt;
+  return { flightMs: flight.sentAt.at(-1)! - flight.startedAt, acknowledged: flight.acknowledged };
 }

@@ -143,7 +143,7 @@ async function runRace(browser: Browser, contexts: BrowserContext[], options: Ru
   // An act that fails after the barrier gave up must not surface later as an unhandled rejection.
   void Promise.allSettled(acts);
   let releaseOrder: number[] = [];
-  let flightMs: number | null;
+  let flight: { flightMs: number; acknowledged: number } | null;
   let openedAt = performance.now();
   const record = { mode, release, send, hold: holdText, extra: barrier.extra };
   try {
@@ -151,7 +151,7 @@ async function runRace(browser: Browser, contexts: BrowserContext[], options: Ru
       Promise.race([barrier.whenFull(options.barrierTimeoutMs ?? 10_000), Promise.all(acts).then(() => never)]),
     );
     openedAt = performance.now();
-    ({ releaseOrder, flightMs } = await letGo(barrier, send, release, options));
+    ({ releaseOrder, flight } = await letGo(barrier, send, release, options));
   } catch (error) {
     await barrier.abortHeld();
     const partial = barrier.heldRequests().map((held) => unanswered(held, openedAt));
@@ -167,7 +167,8 @@ async function runRace(browser: Browser, contexts: BrowserContext[], options: Ru
   await Promise.all(acts);
 
   const spread: Spread = {
-    sendMs: send === "browser" ? spreadOf(browserSendTimes(held.map((each) => each.request))) : flightMs,
+    sendMs: flight ? flight.flightMs : spreadOf(browserSendTimes(held.map((each) => each.request))),
+    acknowledged: flight?.acknowledged ?? null,
     ...(options.arrivals ? arrivalSpread(await options.arrivals()) : { arrivalMs: null, arrivals: 0 }),
   };
   const extraRequests = Object.fromEntries(barrier.extra);
@@ -178,16 +179,17 @@ async function runRace(browser: Browser, contexts: BrowserContext[], options: Ru
 
 /**
  * Lets the held requests go: the browser sends them, in the release's order; or the kit sends them itself, in
- * one flight (then `flightMs`: how long writing every final byte took).
+ * one flight (then `flight`: how long writing every final byte took, and how many requests the server had
+ * acknowledged before).
  */
 async function letGo(barrier: Barrier, send: Send, release: Release, options: RunOptions) {
   if (send === "browser") {
     const releaseOrder = await base.step(`race: release ${describeRelease(release)}`, () => barrier.release(release));
-    return { releaseOrder, flightMs: null };
+    return { releaseOrder, flight: null };
   }
   const held = barrier.open();
-  const flightMs = await base.step(`race: send ${send}`, () => sendInOneFlight(held, send, options));
-  return { releaseOrder: held.map((each) => each.actor), flightMs };
+  const flight = await base.step(`race: send ${send}`, () => sendInOneFlight(held, send, options));
+  return { releaseOrder: held.map((each) => each.actor), flight };
 }
 
 /** Lets `Promise.race` keep waiting for the barrier when every act ended: only the barrier decides. */

@@ -56,7 +56,7 @@ export async function sendSinglePacket(
     sentAt.push(performance.now());
   }
   void Promise.allSettled(answers).then(() => session.close());
-  return { startedAt, sentAt, answers };
+  return { startedAt, sentAt, answers, acknowledged: requests.length };
 }
 
 function connected(origin: string, ignoreHTTPSErrors: boolean): Promise<http2.ClientHttp2Session> {

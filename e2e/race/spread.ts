@@ -9,6 +9,12 @@ export interface Spread {
    * `single-packet`: the time it took to queue every final frame, which then go out in one write.
    */
   sendMs: number | null;
+  /**
+   * The kit's own sending: how many requests the server had acknowledged before their final bytes went
+   * (`last-byte`: a 100 Continue on the connection; `single-packet`: every stream, by a PING's acknowledgement).
+   * Null when the browser sent them.
+   */
+  acknowledged: number | null;
   /** From the first arrival the server reported to the last (`arrivals`); null when it reported none. */
   arrivalMs: number | null;
   /** How many arrival times the server reported. */
@@ -43,10 +49,12 @@ export const arrivalSpread = (reported: readonly ArrivalTime[]) => ({
 export function describeSpread(send: Send, spread: Spread, actors: number): string {
   const sent = {
     browser: `sent by the browser: it began sending them within ${duration(spread.sendMs)} (its own timing)`,
-    "last-byte": `sent last-byte over ${actors} HTTP/1.1 connections: every last byte written within ${duration(spread.sendMs)}`,
+    "last-byte":
+      `sent last-byte over ${actors} HTTP/1.1 connections, ${spread.acknowledged} of whose heads the server ` +
+      `acknowledged with 100 Continue first: every last byte written within ${duration(spread.sendMs)}`,
     "single-packet":
-      `sent single-packet over one HTTP/2 connection: every final frame queued within ${duration(spread.sendMs)}, ` +
-      "then written together",
+      "sent single-packet over one HTTP/2 connection, once the server acknowledged a PING: every final frame " +
+      `queued within ${duration(spread.sendMs)}, then written together`,
   }[send];
   const arrived =
     spread.arrivals === 0
