@@ -1,28 +1,9 @@
-import { defineConfig, devices } from "@playwright/test";
+import { defineConfig } from "@playwright/test";
+import { chromium } from "./e2e/chromium";
 import { enterWorker } from "./e2e/workers";
-import { findSystemChromium } from "./scripts/parts/system-parts";
 
 // In a worker process: that worker's own app (and its database and ports, in process.env).
 const worker = enterWorker();
-
-// Playwright cannot download its own browser here; Debian's Chromium works when it is installed.
-const systemChromium = findSystemChromium();
-
-const chromium = {
-  ...devices["Desktop Chrome"],
-  launchOptions: systemChromium
-    ? {
-        executablePath: systemChromium,
-        args: [
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--no-first-run",
-          "--disable-quic",
-        ],
-      }
-    : {},
-};
 
 const raceTests = /\/e2e\/races\/.*\.spec\.ts$/;
 // `npm run test:e2e` runs each race 10 times: a race that holds once proves little. `npm test` runs each once
