@@ -42,7 +42,10 @@ export function rowsOf(trials: Trial[]): Row[] {
 }
 
 const ms = (value: number) => (value < 1 ? value.toFixed(3) : value < 10 ? value.toFixed(2) : value.toFixed(1));
-const shown = (value: Figure | null) => (value ? `${ms(value.median)} [${ms(value.min)}–${ms(value.max)}]` : "—");
+// The lanes' `requestedAt` counts whole milliseconds: an arrival spread shown as 0.000 would claim more than that.
+const wholeMs = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
+const shown = (value: Figure | null, format: (value: number) => string) =>
+  value ? `${format(value.median)} [${format(value.min)}–${format(value.max)}]` : "—";
 
 export function tableOf(rows: Row[]): string {
   return [
@@ -50,7 +53,7 @@ export function tableOf(rows: Row[]): string {
     "| -: | --- | --: | --: | --: | --: |",
     ...rows.map(
       (row) =>
-        `| ${row.actors} | ${row.send} | ${shown(row.sendMs)} | ${shown(row.arrivalMs)} | ` +
+        `| ${row.actors} | ${row.send} | ${shown(row.sendMs, ms)} | ${shown(row.arrivalMs, wholeMs)} | ` +
         `${row.corrupted} of ${row.trials} | ${row.severalWon} of ${row.trials} |`,
     ),
   ].join("\n");
