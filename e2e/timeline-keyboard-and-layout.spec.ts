@@ -144,17 +144,4 @@ test.describe("the main page for a class", () => {
     await openLabControls(page);
     await expect(page.getByRole("heading", { name: "Connection pool (this app instance)" })).toBeVisible();
   });
-
-  test("the empty timeline says what to click for a collision under the strategy in force", async ({
-    page,
-    request,
-  }) => {
-    await resetLab(request);
-    await signInAs(page, "Ada Lovelace");
-    const hint = page.getByText(/^No operations yet/);
-    await expect(hint).toContainText("Under lease nothing collides, by design");
-    await request.put("/api/lab", { data: { strategy: "none" } });
-    await expect(hint).toContainText("click Make primary on two different identities");
-    await expect(hint).toContainText("A double click on one identity collides but does no harm");
-  });
 });
