@@ -1,4 +1,4 @@
-/** Hand-built SVG line charts for the README: axes, ticks, labels, a legend, predictions as dashed lines. */
+/** Hand-built SVG line charts for docs/performance.md: axes, ticks, labels, a legend, predictions as dashed lines. */
 
 export interface Series {
   label: string;
