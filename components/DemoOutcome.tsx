@@ -27,11 +27,11 @@ function useRunAudit(run: DemoRun | undefined): UserAudit | undefined {
   return streamed?.users.find((user) => user.userId === run?.userId) ?? run?.report.audit;
 }
 
-/** The verdict, only once settled: "corrupted" is said only of what no call that may still land can change. */
-function verdictWords(audit: UserAudit): string {
+/** The settled audit in its own words (AuditPanel's): only a settled one is said, so nothing can still change it. */
+function verdictWords(audit: UserAudit, displayName: string): string {
   return audit.consistent
-    ? "Audit: consistent, every identity in one provider account under the local primary."
-    : `Audit: corrupted. ${audit.violations.join("; ")}.`;
+    ? `Audit: consistent: ${displayName}'s identities sit in one provider account, under the local primary.`
+    : `Audit: inconsistent, and no call that may still land will change it: ${audit.violations.join("; ")}.`;
 }
 
 /**
@@ -62,7 +62,7 @@ export function DemoOutcome({ run }: { run: DemoRun | undefined }) {
         </>
       )}
       <p role="status" className={tone || undefined} data-testid="demo-verdict">
-        {run && settled ? `${counted(run.report)}. ${verdictWords(audit)}` : ""}
+        {run && settled ? `${counted(run.report)}. ${verdictWords(audit, run.displayName)}` : ""}
       </p>
       {run && audit && !settled && (
         <p className="verdict settling">

@@ -29,7 +29,7 @@ export function StartHere({ userId, onSwitch }: { userId: string | null | undefi
   return (
     <section className="card start-here" aria-labelledby="start-heading">
       <h2 id="start-heading">Start here</h2>
-      <p className="explanation">{firstClickHint(settings.data?.strategy)}</p>
+      <p className="explanation">{firstClickHint(settings.data)}</p>
       <div className="demo-buttons">
         {demos.map(({ kind, label, what }) => (
           <div key={kind} className="demo-button">

@@ -53,9 +53,25 @@ async function countLiveMessages(page: Page): Promise<void> {
 const liveMessages = (page: Page): Promise<string[]> =>
   page.evaluate(() => (window as unknown as { liveMessages: string[] }).liveMessages.splice(0));
 
+/**
+ * The page's boxes that reach past the viewport's right edge, by tag and class: every HTML element and each
+ * picture's <svg> as a whole (what an <svg> draws past its own edge is clipped by it, not the page's).
+ */
+const pastTheEdge = (page: Page): Promise<string[]> =>
+  page.evaluate(() =>
+    [...document.body.querySelectorAll("*")]
+      .filter((element) => !(element instanceof SVGElement) || element instanceof SVGSVGElement)
+      .filter((element) => {
+        const box = element.getBoundingClientRect();
+        return box.width > 0 && box.right > window.innerWidth + 0.5;
+      })
+      .map((element) => `${element.tagName.toLowerCase()}.${element.getAttribute("class") ?? ""}`),
+  );
+
 /** Nothing is wider than the viewport, the provider's call log included (it scrolls inside itself otherwise). */
 async function expectNothingClipped(page: Page): Promise<void> {
   await expectNoSidewaysScroll(page);
+  expect(await pastTheEdge(page)).toEqual([]);
   const calls = page.locator(".calls-wrap");
   const { scrollWidth, clientWidth } = await calls.evaluate((wrap) => ({
     scrollWidth: wrap.scrollWidth,
@@ -83,7 +99,7 @@ for (const viewport of classroomViewports) {
       await startCard(page).getByRole("button", { name: "Show the corruption" }).click();
       await expect(page.getByRole("heading", { name: "Ada Lovelace's identities" })).toBeVisible();
       await expect(demoVerdict(page)).toHaveText(
-        /^1 × 200 · 1 × 502\. Audit: corrupted\. .+ is orphaned/,
+        /^1 × 200 · 1 × 502\. Audit: inconsistent, and no call that may still land will change it: .+ is orphaned/,
         demoAnswered,
       );
       // Said only of a settled audit, and in the audit's own words.
@@ -119,7 +135,10 @@ for (const viewport of classroomViewports) {
       await liveMessages(page);
 
       await startCard(page).getByRole("button", { name: "Show the fix" }).click();
-      await expect(demoVerdict(page)).toHaveText(/^1 × 200 · 1 × 409\. Audit: consistent/, demoAnswered);
+      await expect(demoVerdict(page)).toHaveText(
+        /^1 × 200 · 1 × 409\. Audit: consistent: Ada Lovelace's identities sit in one provider account/,
+        demoAnswered,
+      );
       const answers = startCard(page).getByRole("list", { name: "What each switch answered" });
       await expect(answers).toContainText("409: Another operation is already in progress");
       await expect(page.getByTestId("audit-verdict")).toHaveText(/^Consistent/);
@@ -171,6 +190,10 @@ test("the start card says what to click first under the strategy in force", asyn
   await expect(startCard(page)).toContainText("A double click on one identity collides but does no harm");
   await request.put("/api/lab", { data: { strategy: "transaction" } });
   await expect(startCard(page)).toContainText("Under transaction a second request waits for the first");
+  // With the page's guard on, a double click sends one request: the card says so rather than promise a 409.
+  await request.put("/api/lab", { data: { strategy: "lease", clientGuard: true } });
+  await expect(startCard(page)).toContainText("The page's guard is on (Lab controls)");
+  await expect(startCard(page)).toContainText("Under lease nothing collides, by design");
 });
 
 test("a card's answer clears at the next switch, from this page or from elsewhere; one announcement a click", async ({
