@@ -100,25 +100,33 @@ export function inMemoryLeaseLock<DB = unknown, TB extends keyof DB & string = k
         remainingMs: isHeld ? row.until! - clock.now() : 0,
       };
     },
-    async holders(_db: Kysely<DB>, { limit = 100, after = null }: HoldersQuery = {}): Promise<HoldersPage> {
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1_000)
-        throw new RangeError(`holders: limit must be an integer from 1 to 1000, not ${limit}`);
-      const ids = [...rows.keys()].sort(byId).filter((id) => after === null || byId(id, String(after)) > 0);
-      const holders = ids
-        .map((id) => rows.get(id)!)
-        .filter(held)
-        .map((row) => ({
-          rowId: row.rowId,
-          token: row.token!,
-          lockedAt: new Date(row.lockedAt!),
-          expiresAt: new Date(row.until!),
-          fence: row.fence,
-          remainingMs: row.until! - clock.now(),
-        }));
-      const page = holders.slice(0, limit);
-      return { holders: page, next: holders.length > limit ? page[page.length - 1]!.rowId : null };
-    },
+    holders: async (_db: Kysely<DB>, query?: HoldersQuery) => holdersOf(rows, query, clock, held),
   };
+}
+
+/** Who holds what, as `lock.holders` pages it: the held rows after `after`, by id. */
+function holdersOf(
+  rows: Map<string, StoredRow>,
+  { limit = 100, after = null }: HoldersQuery = {},
+  clock: FakeClock,
+  held: (row: StoredRow) => boolean,
+): HoldersPage {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1_000)
+    throw new RangeError(`holders: limit must be an integer from 1 to 1000, not ${limit}`);
+  const ids = [...rows.keys()].sort(byId).filter((id) => after === null || byId(id, String(after)) > 0);
+  const holders = ids
+    .map((id) => rows.get(id)!)
+    .filter(held)
+    .map((row) => ({
+      rowId: row.rowId,
+      token: row.token!,
+      lockedAt: new Date(row.lockedAt!),
+      expiresAt: new Date(row.until!),
+      fence: row.fence,
+      remainingMs: row.until! - clock.now(),
+    }));
+  const page = holders.slice(0, limit);
+  return { holders: page, next: holders.length > limit ? page[page.length - 1]!.rowId : null };
 }
 
 /** Ids in the database's order for the usual keys: numeric ones as numbers, others as text. */
@@ -177,14 +185,19 @@ function handle<DB, TB extends keyof DB & string>(
       Object.assign(row.values, values);
       return true;
     },
-    updating: () => {
-      throw needsSql("`lease.updating`");
-    },
-    releasing: () => {
-      throw needsSql("`lease.releasing` (and so `releaseWith`)");
-    },
-    heldCondition: () => {
-      throw needsSql("`lease.heldCondition`");
-    },
+    ...withoutSql,
   };
 }
+
+/** The handle's queries to send with other statements: SQL the double does not have. */
+const withoutSql = {
+  updating: () => {
+    throw needsSql("`lease.updating`");
+  },
+  releasing: () => {
+    throw needsSql("`lease.releasing` (and so `releaseWith`)");
+  },
+  heldCondition: () => {
+    throw needsSql("`lease.heldCondition`");
+  },
+};
