@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { problemFor } from "../core/problems";
-import type { LeaseEvent } from "../lease";
+import type { LeaseEvent } from "@lease-lock-lab/lease";
 import { shortId } from "../switch/events";
 import type { JournalEntry } from "../switch/journal";
 import { clockTime, databaseClock, dbNow } from "./db-clock";
