@@ -38,6 +38,8 @@ export const config = {
     /** How long a half-done switch stays quiet before the reconciler settles it. */
     reconcileAfterMs: Number(process.env.RECONCILE_AFTER_MS ?? 3_000),
   },
+  /** The launcher's hand on a replicated database (`--replica`, `--ha`), for the failover experiments; empty: none. */
+  databaseOperatorUrl: process.env.LAB_DATABASE_OPERATOR_URL ?? "",
   /** The redis-server of the `redis` strategy (`--redis`); empty: none. */
   redisUrl: process.env.REDIS_URL ?? "",
 };

@@ -80,3 +80,42 @@ export async function startHaproxy(port: number, instancePorts: number[]): Promi
   );
   return startPart({ name: `haproxy-${port}`, program, args: ["-db", "-f", configFile], port });
 }
+
+/**
+ * HAProxy in front of the database under `--ha`: TCP, every connection to the node whose Patroni REST API
+ * answers 200 to `GET /primary`, checked every 500 ms (down after 2 failed checks, up after one good one).
+ * A node marked down has its connections cut (`on-marked-down shutdown-sessions`), so nobody keeps writing
+ * to a demoted node; with no node up, a connection is closed at once and the app answers 503.
+ */
+export async function startDatabaseHaproxy(
+  port: number,
+  nodes: { name: string; port: number; apiPort: number }[],
+): Promise<RunningPart> {
+  const program = findProgram("haproxy", "haproxy");
+  const configFile = path.join(partDirectory(`haproxy-${port}`), "haproxy.cfg");
+  writeFileSync(
+    configFile,
+    [
+      "global",
+      "  maxconn 2000",
+      "defaults",
+      "  mode tcp",
+      "  timeout connect 2s",
+      // Pooled connections stay open while idle; the app's own timeouts bound its waits.
+      "  timeout client 1h",
+      "  timeout server 1h",
+      "  timeout check 1s",
+      "frontend database",
+      `  bind 127.0.0.1:${port}`,
+      "  default_backend primary",
+      "backend primary",
+      "  option httpchk",
+      "  http-check send meth GET uri /primary",
+      "  http-check expect status 200",
+      "  default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions",
+      ...nodes.map((node) => `  server ${node.name} 127.0.0.1:${node.port} check port ${node.apiPort}`),
+      "",
+    ].join("\n"),
+  );
+  return startPart({ name: `haproxy-${port}`, program, args: ["-db", "-f", configFile], port });
+}
