@@ -97,12 +97,12 @@ class PatroniNode {
   }
 
   /** A fresh configuration and no data (what an earlier run left, still running or not, is ended first). */
-  async configure(scope: string, etcdClientPort: number): Promise<void> {
+  async configure(scope: string, etcdClientPort: number, onRoleChange?: string): Promise<void> {
     await endLeftoverPart(`patroni-${this.apiPort}`, "patroni");
     await endLeftoverServer(this.dataDir);
     rmSync(this.dataDir, { recursive: true, force: true });
     const file = path.join(this.directory, "patroni.yml");
-    writeFileSync(file, patroniConfig(this, scope, etcdClientPort));
+    writeFileSync(file, patroniConfig(this, scope, etcdClientPort, onRoleChange));
     const runner = postgresRunner();
     if (runner) for (const each of [this.directory, file]) chownSync(each, runner.uid, runner.gid);
   }
@@ -137,7 +137,7 @@ class PatroniNode {
   }
 }
 
-function patroniConfig(node: PatroniNode, scope: string, etcdClientPort: number): string {
+function patroniConfig(node: PatroniNode, scope: string, etcdClientPort: number, onRoleChange?: string): string {
   const auth = (user: string, password: string) => `{ username: ${user}, password: ${password} }`;
   return [
     `scope: ${scope}`,
@@ -177,6 +177,7 @@ function patroniConfig(node: PatroniNode, scope: string, etcdClientPort: number)
     `    rewind: ${auth(superuser.user, superuser.password)}`,
     "  parameters:",
     `    unix_socket_directories: ${node.directory}`,
+    ...(onRoleChange ? ["  callbacks:", `    on_role_change: ${onRoleChange}`] : []),
     "  pg_hba:",
     "    - local all all trust",
     "    - host all all 127.0.0.1/32 scram-sha-256",
@@ -185,7 +186,11 @@ function patroniConfig(node: PatroniNode, scope: string, etcdClientPort: number)
   ].join("\n");
 }
 
-export async function startPatroniCluster(ports: HaPorts = haPorts()): Promise<DatabaseCluster> {
+/** `onRoleChange`: the program a node's Patroni runs at each of its role changes (its on_role_change callback). */
+export async function startPatroniCluster(
+  ports: HaPorts = haPorts(),
+  { onRoleChange }: { onRoleChange?: (node: { name: string; port: number }) => string } = {},
+): Promise<DatabaseCluster> {
   postgresProgram("postgres");
   const nodes = [
     new PatroniNode("pg1", ports.nodes[0], ports.apis[0]),
@@ -196,7 +201,8 @@ export async function startPatroniCluster(ports: HaPorts = haPorts()): Promise<D
   const stopNodes = () => Promise.all(nodes.map((node) => node.stop()));
   let haproxy: RunningPart;
   try {
-    for (const node of nodes) await node.configure(`leaselab-${ports.endpoint}`, ports.etcdClient);
+    for (const node of nodes)
+      await node.configure(`leaselab-${ports.endpoint}`, ports.etcdClient, onRoleChange?.(node));
     await nodes[0]!.start();
     await until("pg1 leading", async () => leads(await patroniState(ports.apis[0])), bootLimitMs, 250);
     await nodes[1]!.start();
