@@ -1,6 +1,7 @@
 export { Deadline, sleep, type DeadlineCause } from "./deadline";
 export {
   leaseLock,
+  primaryGeneration,
   type Acquisition,
   type AcquireOptions,
   type LeaseColumns,

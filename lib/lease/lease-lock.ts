@@ -1,6 +1,7 @@
 /**
  * A lease lock stored as data on the protected row: three nullable columns (when it was taken, until when
- * it holds, the holder's token) and a fence that grows at every acquisition. Each statement here is one
+ * it holds, the holder's token) and a fence that grows at every acquisition, qualified by the generation of
+ * the primary that issued it (grows at every promotion; optionally stored). Each statement here is one
  * autocommit statement: no transaction and no connection is held between acquire and release. Every
  * moment is the database's (`now()`, `clock_timestamp()`); Node only ever receives durations.
  */
@@ -32,7 +33,19 @@ export interface LeaseColumns<DB, TB extends keyof DB & string> {
   lockedUntil: ColumnsOfType<DB[TB], Date | null>;
   token: ColumnsOfType<DB[TB], string | null>;
   fence: ColumnsOfType<DB[TB], string | number | bigint>;
+  /** Optional: the generation the current lease was taken in (see `primaryGeneration`), written by acquire. */
+  generation?: ColumnsOfType<DB[TB], string | number | bigint>;
 }
+
+/**
+ * The primary's generation: the timeline of its WAL insert position. A promoted standby starts a new
+ * timeline, greater than every one before it, before it takes its first write, and needs no write of its
+ * own to say so (measured: `npm run measure:generation`, docs/failover.md). The checkpoint's timeline
+ * (`pg_control_checkpoint()`) lags until the end-of-recovery checkpoint, and a row bumped by a callback
+ * (Patroni's on_role_change) comes after the first writes, or not at all.
+ */
+export const primaryGeneration: RawBuilder<string> = sql<string>`
+  ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`;
 
 export interface LeaseLockOptions {
   /**
@@ -65,8 +78,14 @@ export interface AcquireOptions {
 export interface LeaseHandle<DB = unknown, TB extends keyof DB & string = keyof DB & string> {
   readonly rowId: RowId;
   readonly token: string;
-  /** Grows by one at every acquisition of this row's lease: a fencing token. */
+  /** Grows by one at every acquisition of this row's lease: a fencing token… */
   readonly fence: bigint;
+  /**
+   * …within the generation of the primary that took it (`primaryGeneration`): a lease taken after a
+   * promotion has a greater one. (generation, fence) compared in that order never repeats across a
+   * promotion that lost acquisitions; the fence alone may.
+   */
+  readonly generation: bigint;
   /** When the lease expires, as the database last said (renewals move it). */
   readonly expiresAt: Date;
   /** How long it had left when the database last answered… */
@@ -112,6 +131,8 @@ export interface LeaseState {
   expiresAt: Date | null;
   token: string | null;
   fence: bigint;
+  /** The generation the last lease was taken in; null when the lease has no generation column. */
+  generation: bigint | null;
   /** 0 when not held. */
   remainingMs: number;
 }
@@ -130,6 +151,7 @@ interface AcquiredMeta {
   lease_lock_token: string | null;
   /** From the acquired row (its fence and expiry as the intent recorder reads them). */
   lease_lock_fence: string | number | null;
+  lease_lock_generation: string | null;
   lease_lock_until: Date | null;
   lease_lock_held_until: Date | null;
   lease_lock_remaining_ms: number | null;
@@ -169,6 +191,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
   const lockedUntil = sql.ref(columns.lockedUntil);
   const token = sql.ref(columns.token);
   const fence = sql.ref(columns.fence);
+  const generation = columns.generation ? sql.ref(columns.generation) : null;
   /** The marker that names a statement when prepared statements were asked for. */
   const named = (statement: string): RawBuilder<unknown> =>
     options.preparedName ? sql.raw(`/* prepared: ${options.preparedName}_${statement} */`) : sql``;
@@ -176,7 +199,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
   function handle(
     db: Kysely<DB>,
     rowId: RowId,
-    taken: { token: string; fence: bigint; until: Date; remainingMs: number },
+    taken: { token: string; fence: bigint; generation: bigint; until: Date; remainingMs: number },
     acquireOptions: AcquireOptions,
   ): LeaseHandle<DB, TB> {
     const state = { expiresAt: taken.until, remainingMs: taken.remainingMs, answeredAt: performance.now() };
@@ -213,6 +236,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       rowId,
       token: taken.token,
       fence: taken.fence,
+      generation: taken.generation,
       get expiresAt() {
         return state.expiresAt;
       },
@@ -257,6 +281,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       // Losers thus learn when to come back without a second round trip. The winner gets the row as it
       // left it, each column parsed as a query of it would be, so the work need not read it again.
       const intent = acquireOptions.intent ? sql`, intent AS (${acquireOptions.intent()})` : sql``;
+      const takesGeneration = generation ? sql`, ${generation} = ${primaryGeneration}` : sql``;
       const intentId = acquireOptions.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
       const taken = await sql<
         AcquiredMeta & Record<string, unknown>
@@ -264,9 +289,10 @@ export function leaseLock<DB, TB extends keyof DB & string>(
         WITH acquired AS (
           UPDATE ${table}
              SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(acquireOptions.ttlMs)},
-                 ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
+                 ${token} = gen_random_uuid(), ${fence} = ${fence} + 1${takesGeneration}
            WHERE ${id} = ${rowId} AND (${lockedUntil} IS NULL OR ${lockedUntil} < now())
-          RETURNING *, ${fence} AS lease_lock_fence, ${lockedUntil} AS lease_lock_until
+          RETURNING *, ${fence} AS lease_lock_fence, ${primaryGeneration}::text AS lease_lock_generation,
+                    ${lockedUntil} AS lease_lock_until
         )${intent},
         holder AS (
           SELECT ${lockedUntil} AS until FROM ${table}
@@ -280,6 +306,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       const {
         lease_lock_token: tokenTaken,
         lease_lock_fence: fenceTaken,
+        lease_lock_generation: generationTaken,
         lease_lock_until: until,
         lease_lock_held_until: heldUntil,
         lease_lock_remaining_ms: remainingMs,
@@ -295,7 +322,13 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       const lease = handle(
         db,
         rowId,
-        { token: tokenTaken, fence: BigInt(fenceTaken), until, remainingMs: remainingMs ?? 0 },
+        {
+          token: tokenTaken,
+          fence: BigInt(fenceTaken),
+          generation: BigInt(generationTaken ?? 0),
+          until,
+          remainingMs: remainingMs ?? 0,
+        },
         acquireOptions,
       );
       return { acquired: true, lease, intentId: intentIdTaken, row: row as Selectable<DB[TB]> };
@@ -307,10 +340,12 @@ export function leaseLock<DB, TB extends keyof DB & string>(
         until: Date | null;
         token: string | null;
         fence: string;
+        generation: string | null;
         held: boolean;
         remaining_ms: number;
       }>`${named("inspect")}
         SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
+               ${generation ?? sql`NULL`}::text AS generation,
                coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
           FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
       const row = found.rows[0];
@@ -321,6 +356,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
         expiresAt: row.until,
         token: row.token,
         fence: BigInt(row.fence),
+        generation: row.generation === null ? null : BigInt(row.generation),
         remainingMs: row.held ? row.remaining_ms : 0,
       };
     },
