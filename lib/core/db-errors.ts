@@ -19,8 +19,15 @@ const unavailableSqlStates = /^(08...|53300|57P0[1-4]|57014|55P03|25006)$/;
 const inRecovery = (code: unknown, message: string) => code === "55000" && /recovery is in progress/.test(message);
 // pg and pg-pool report a connect timeout and a dropped connection only in words (the last two: a query on
 // a client whose connection the server already terminated, or that was closed after such an error).
-const unreachableMessages =
-  /^(timeout expired|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed and is not queryable)/;
+const unreachableMessages = new RegExp(
+  `^(${[
+    "timeout expired",
+    "timeout exceeded when trying to connect",
+    "Connection terminated",
+    "Client has encountered a connection error",
+    "Client was closed and is not queryable",
+  ].join("|")})`,
+);
 
 /** Whether `error` means the database could not be reached in time (a 503), rather than a bug (a 500). */
 export function isDatabaseUnavailable(error: unknown): boolean {

@@ -13,6 +13,7 @@ const identityActionLease = leaseLock<Database, "users">({
   lockedUntil: "identity_action_locked_until",
   token: "identity_action_lock_token",
   fence: "identity_action_fence",
+  generation: "identity_action_generation",
 });
 const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5, { namedStatements: inject("namedStatements") });
 
@@ -108,6 +109,19 @@ describe("lease lock on real PostgreSQL", () => {
     expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
     await lease.release();
     await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
+  });
+
+  it("takes the primary's generation in the acquiring statement, stores it on the row, and inspect reads it back", async () => {
+    const { rows } = await sql<{ timeline: string }>`
+      SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text AS timeline`.execute(
+      db,
+    );
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
+    // The timeline the server writes its WAL on now: 1 on a server that was never promoted.
+    expect(lease.generation).toBe(BigInt(rows[0]!.timeline));
+    expect(lease.generation).toBeGreaterThanOrEqual(1n);
+    expect((await identityActionLease.inspect(db, "ada"))?.generation).toBe(lease.generation);
+    await lease.release();
   });
 
   it("grows the fence by one at every acquisition", async () => {

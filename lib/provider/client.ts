@@ -34,6 +34,8 @@ export interface ProviderCallContext {
   /** Every attempt carries its signal; retries stop when the next one would pass it. */
   deadline: Deadline;
   fence?: bigint;
+  /** The generation the fence was issued in (sent as X-Fencing-Generation beside X-Fencing-Token). */
+  generation?: bigint;
 }
 
 export type ProviderFailureKind = "http" | "network" | "deadline";
@@ -75,6 +77,7 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
     const headers: Record<string, string> = { "X-Operation-Id": context.operationId };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
+    if (context.generation !== undefined) headers["X-Fencing-Generation"] = context.generation.toString();
     const signal = context.deadline.signal;
     try {
       const response = await fetchImpl(`${baseUrl}${path}`, {

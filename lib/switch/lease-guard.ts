@@ -122,6 +122,7 @@ export function leaseGuard({
                 db,
                 deadline: section.deadline,
                 fence: lease.fence,
+                generation: lease.generation,
                 savePrimary: async (primaryIdentityId, saveOptions) => {
                   if (!saveOptions?.finishing)
                     return unfencedSave

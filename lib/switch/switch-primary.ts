@@ -42,7 +42,12 @@ export async function promoteToPrimary(
 
   const operationId = request.operationId ?? randomUUID();
   const outcome = await guard.run({ db, userId, operationId, targetIdentityId: identityId }, async (section) => {
-    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    const context: ProviderCallContext = {
+      operationId,
+      deadline: section.deadline,
+      fence: section.fence,
+      generation: section.generation,
+    };
     // Whatever an earlier holder left half-done is settled first, against what the provider says.
     for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
 
@@ -74,7 +79,12 @@ export async function settleLeftovers(
 ): Promise<{ operationId: string; settled: number }> {
   const operationId = randomUUID();
   const settled = await guard.run({ db, userId, operationId, targetIdentityId: null }, async (section) => {
-    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    const context: ProviderCallContext = {
+      operationId,
+      deadline: section.deadline,
+      fence: section.fence,
+      generation: section.generation,
+    };
     for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
     return section.leftovers.length;
   });

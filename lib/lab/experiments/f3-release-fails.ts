@@ -42,7 +42,8 @@ const textbookLease =
         }
       };
       try {
-        return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary: save, ...unjournaled });
+        const { fence, generation } = acquisition.lease;
+        return await body({ db, deadline, fence, generation, savePrimary: save, ...unjournaled });
       } finally {
         deadline.dispose();
         // The textbook's flaw, kept: a release that throws here replaces the body's result.
