@@ -10,7 +10,9 @@ export async function register(): Promise<void> {
   if (!config.databaseUrl) return;
   if (!config.hearsNotifications)
     console.warn(
-      "[app] DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: LISTEN goes through the pooler and hears nothing (the live stream, settings, the reconciler's wake-ups). Set DATABASE_DIRECT_URL to the database itself.",
+      "[app] DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: LISTEN goes through the pooler " +
+        "and hears nothing (the live stream, settings, the reconciler's wake-ups). " +
+        "Set DATABASE_DIRECT_URL to the database itself.",
     );
   const [{ appDb }, { appIdentityProvider }, { startReconciliation }] = await Promise.all([
     import("./lib/core/db"),

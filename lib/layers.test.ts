@@ -1,10 +1,12 @@
 /**
  * The layers as the code's imports draw them: lib's folders import one way, lib imports nothing of Next.js,
  * and the product's switch route reaches the provider without the lab or msw (issue: a lean product path).
+ * Process-wide state is kept in one way only: through `processSingleton`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { processSingletonPrefix } from "./core/process-singleton";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -70,6 +72,22 @@ const sourcesUnder = (directory: string): string[] =>
 
 const relative = (file: string) => path.relative(root, file);
 
+/** What is not the repository's own source: packages, git's store, build output, the lab's data, reports. */
+const notSource = new Set(["node_modules", ".git", ".next", ".lab", "test-results", "playwright-report"]);
+
+/** Every code file of the repository, tests included. */
+const repositoryCode = (): string[] =>
+  readdirSync(root, { withFileTypes: true })
+    .filter((entry) => !notSource.has(entry.name))
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? readdirSync(path.join(root, entry.name), { recursive: true, encoding: "utf8" }).map((name) =>
+            path.join(root, entry.name, name),
+          )
+        : [path.join(root, entry.name)],
+    )
+    .filter((file) => /\.[cm]?[jt]sx?$/.test(file) && statSync(file).isFile());
+
 describe("the layers", () => {
   it.each([
     ["switch", "app/api/users/[userId]/primary/route.ts", "lib/switch/lease-guard.ts"],
@@ -109,5 +127,10 @@ describe("the layers", () => {
     expect(twoWay).toEqual([]);
     expect(nextImports).toEqual([]);
     expect(edges.size).toBeGreaterThan(5);
+  });
+
+  it("no file but processSingleton's own keeps state on globalThis under the lab's names", () => {
+    const touching = repositoryCode().filter((file) => readFileSync(file, "utf8").includes(processSingletonPrefix));
+    expect(touching.map(relative)).toEqual(["lib/core/process-singleton.ts"]);
   });
 });

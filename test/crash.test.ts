@@ -99,52 +99,56 @@ describe("a switch killed with SIGKILL", () => {
 });
 
 describe("a switch killed with SIGKILL, the provider not fencing", () => {
-  it("the next switch, retried when its 409s say, succeeds no later than the lease's last expiry plus the apply limit; the reconciler gives way meanwhile", async () => {
-    const applyLimitMs = 1_500;
-    await lab.reset();
-    await lab.configure({
-      strategy: "lease",
-      leaseTtlMs: ttlMs,
-      // The background reconciler runs: it must neither churn journal entries nor take the lease first.
-      reconcileAfterMs: 500,
-      provider: { latencyMs: 1_500, enforceFencing: false, applyLimitMs },
-    });
-    const victim = await startApp({ databaseUrl, port: victimPort });
-    const switching = (await appClient(victim.baseUrl).signedIn("ada"))
-      .promote("ada", "github|8812")
-      .catch(() => undefined);
-    try {
-      await expect.poll(latestJournalStep, { timeout: 15_000 }).toBe("acquired");
-    } finally {
-      await victim.kill();
-    }
-    await switching;
-    const lastExpiry = (await identityActionLease.inspect(db, "ada"))!.expiresAt!;
-    const bound = lastExpiry.getTime() + applyLimitMs;
-
-    await lab.configure({ provider: { latencyMs: 50 } });
-    const ada = await lab.signedIn("ada");
-    for (let attempt = 1; ; attempt++) {
-      const sentAt = (await databaseNow()).getTime();
-      const answer = await ada.promote("ada", "auth0|ada-email");
-      if (answer.status === 200) {
-        expect(sentAt).toBeLessThanOrEqual(bound + 1_000);
-        break;
+  it(
+    "the next switch, retried when its 409s say, succeeds no later than the lease's last expiry plus " +
+      "the apply limit; the reconciler gives way meanwhile",
+    async () => {
+      const applyLimitMs = 1_500;
+      await lab.reset();
+      await lab.configure({
+        strategy: "lease",
+        leaseTtlMs: ttlMs,
+        // The background reconciler runs: it must neither churn journal entries nor take the lease first.
+        reconcileAfterMs: 500,
+        provider: { latencyMs: 1_500, enforceFencing: false, applyLimitMs },
+      });
+      const victim = await startApp({ databaseUrl, port: victimPort });
+      const switching = (await appClient(victim.baseUrl).signedIn("ada"))
+        .promote("ada", "github|8812")
+        .catch(() => undefined);
+      try {
+        await expect.poll(latestJournalStep, { timeout: 15_000 }).toBe("acquired");
+      } finally {
+        await victim.kill();
       }
-      // Every refusal names the moment to come back, and that moment is within the bound.
-      expect(answer.status).toBe(409);
-      expect(answer.body.type).toMatch(/\/operation-in-progress$/);
-      const comeBack = Date.parse(answer.body.expiresAt);
-      expect(comeBack).toBeLessThanOrEqual(bound);
-      expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-      expect(attempt).toBeLessThan(4);
-      // Only the crashed switch's entry: no refused request, the reconciler's included, left one behind.
-      expect(await journalEntriesOf("ada")).toBe(1);
-      // The client waits as told: until the time the 409 named (the database runs on this machine's clock).
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, comeBack - Date.now())));
-    }
-    expect((await lab.audit()).consistent).toBe(true);
-  });
+      await switching;
+      const lastExpiry = (await identityActionLease.inspect(db, "ada"))!.expiresAt!;
+      const bound = lastExpiry.getTime() + applyLimitMs;
+
+      await lab.configure({ provider: { latencyMs: 50 } });
+      const ada = await lab.signedIn("ada");
+      for (let attempt = 1; ; attempt++) {
+        const sentAt = (await databaseNow()).getTime();
+        const answer = await ada.promote("ada", "auth0|ada-email");
+        if (answer.status === 200) {
+          expect(sentAt).toBeLessThanOrEqual(bound + 1_000);
+          break;
+        }
+        // Every refusal names the moment to come back, and that moment is within the bound.
+        expect(answer.status).toBe(409);
+        expect(answer.body.type).toMatch(/\/operation-in-progress$/);
+        const comeBack = Date.parse(answer.body.expiresAt);
+        expect(comeBack).toBeLessThanOrEqual(bound);
+        expect(Number(answer.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        expect(attempt).toBeLessThan(4);
+        // Only the crashed switch's entry: no refused request, the reconciler's included, left one behind.
+        expect(await journalEntriesOf("ada")).toBe(1);
+        // The client waits as told: until the time the 409 named (the database runs on this machine's clock).
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, comeBack - Date.now())));
+      }
+      expect((await lab.audit()).consistent).toBe(true);
+    },
+  );
 });
 
 describe("a switch killed with SIGKILL while its unlink is at the provider", () => {

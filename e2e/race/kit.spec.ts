@@ -115,22 +115,27 @@ test("an actor that never sends the held request fails the race by its number; t
   });
 
   await expect(attempt).rejects.toThrow(
-    /not every actor sent a matching request within 5000 ms\nactors that sent no held request: 1\n(.|\n)*actor 0: no answer \(held, never released\)/,
+    new RegExp(
+      /not every actor sent a matching request within 5000 ms\nactors that sent no held request: 1\n/.source +
+        /(.|\n)*actor 0: no answer \(held, never released\)/.source,
+    ),
   );
   expect(checkout.arrivals).toHaveLength(0);
 });
 
 for (const guard of ["off", "on"] as const) {
-  test(`doubleClick sends two clicks in one task: the server gets ${guard === "off" ? "two requests" : "one"} with the button's guard ${guard}`, async ({
-    page,
-  }) => {
-    checkout = await startCheckout({ safe: true });
-    await page.goto(`${checkout.url}/?actor=0&guard=${guard}`);
+  test(
+    "doubleClick sends two clicks in one task: the server gets " +
+      `${guard === "off" ? "two requests" : "one"} with the button's guard ${guard}`,
+    async ({ page }) => {
+      checkout = await startCheckout({ safe: true });
+      await page.goto(`${checkout.url}/?actor=0&guard=${guard}`);
 
-    await doubleClick(page.getByRole("button", { name: "Pay" }));
+      await doubleClick(page.getByRole("button", { name: "Pay" }));
 
-    const expected = guard === "off" ? 2 : 1;
-    await expect(page.locator("#answer")).toHaveAttribute("data-answered", String(expected));
-    expect(checkout.arrivals).toHaveLength(expected);
-  });
+      const expected = guard === "off" ? 2 : 1;
+      await expect(page.locator("#answer")).toHaveAttribute("data-answered", String(expected));
+      expect(checkout.arrivals).toHaveLength(expected);
+    },
+  );
 }

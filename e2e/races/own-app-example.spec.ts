@@ -1,4 +1,4 @@
-// The README's worked example ("Test your own app for double submits"): keep the two in step.
+// The worked example of e2e/races/README.md ("Test your own app for double submits"): keep the two in step.
 import { expect } from "@playwright/test";
 import { expectEffects, expectOneWinner, test } from "../race";
 

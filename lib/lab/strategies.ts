@@ -7,6 +7,7 @@ import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
+import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
 import { Deadline } from "../lease";
 import { textbookTimeoutMs } from "../lease/testing";
@@ -195,8 +196,7 @@ const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
 /** One process's memory of the switches running per user: the tail of each user's promise chain. */
 export type ProcessMemory = Map<string, Promise<unknown>>;
 
-const processHolder = globalThis as typeof globalThis & { __leaseLockLabInProcess?: ProcessMemory };
-const thisProcess = (processHolder.__leaseLockLabInProcess ??= new Map());
+const thisProcess = processSingleton<ProcessMemory>("InProcess", () => new Map());
 
 /**
  * A mutex in the server's memory: each user's switches queue on a promise chain. Correct in one process;

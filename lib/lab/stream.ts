@@ -10,6 +10,7 @@ import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { onPoolChange, poolStats } from "../core/db";
 import { notify, subscribe } from "../core/notifications";
+import { processSingleton } from "../core/process-singleton";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
 import { labSettings } from "./settings-snapshot";
@@ -45,8 +46,7 @@ const keptMessages = 2_000;
 /** How far back a snapshot's lanes reach. */
 const snapshotSinceMs = 10 * 60_000;
 
-const holder = globalThis as typeof globalThis & { __leaseLockLabStream?: Hub };
-const hub = (holder.__leaseLockLabStream ??= {
+const hub = processSingleton<Hub>("Stream", () => ({
   boot: randomUUID().slice(0, 8),
   counter: 0,
   kept: [],
@@ -57,7 +57,7 @@ const hub = (holder.__leaseLockLabStream ??= {
   auditRunning: false,
   auditAgain: false,
   settledCheck: null,
-});
+}));
 
 /** Tells every instance's clients to read everything again (after a lab reset). */
 export const announceReset = (db: Kysely<Database>): Promise<void> =>

@@ -20,9 +20,10 @@ const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5, { namedStat
 afterAll(() => db.destroy());
 
 async function clearLease(userId: string): Promise<void> {
-  await sql`UPDATE users SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL WHERE id = ${userId}`.execute(
-    db,
-  );
+  await sql`
+    UPDATE users
+       SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
+     WHERE id = ${userId}`.execute(db);
 }
 
 /** Moves the lease's expiry into the past, as if its holder had stalled or died that long ago. */
@@ -40,19 +41,23 @@ function held(result: Acquisition): LeaseHandle {
 describe("lease lock on real PostgreSQL", () => {
   beforeEach(() => clearLease("ada"));
 
-  it("lets exactly one of 50 truly concurrent acquirers on separate connections win; every loser learns the winner's expiry in the same statement", async () => {
-    const results = await Promise.all(
-      Array.from({ length: CONTENDERS }, () => identityActionLease.acquire(db, "ada", { ttlMs: 10_000 })),
-    );
-    // The pool opened a connection per contender: the 50 UPDATEs really raced inside PostgreSQL.
-    expect(pool.totalCount).toBeGreaterThanOrEqual(CONTENDERS);
-    const winners = results.filter((result) => result.acquired);
-    expect(winners).toHaveLength(1);
-    const winner = held(winners[0]!);
-    for (const loser of results.filter((result) => !result.acquired)) {
-      expect(loser).toMatchObject({ acquired: false, reason: "held", heldUntil: winner.expiresAt });
-    }
-  });
+  it(
+    "lets exactly one of 50 truly concurrent acquirers on separate connections win; " +
+      "every loser learns the winner's expiry in the same statement",
+    async () => {
+      const results = await Promise.all(
+        Array.from({ length: CONTENDERS }, () => identityActionLease.acquire(db, "ada", { ttlMs: 10_000 })),
+      );
+      // The pool opened a connection per contender: the 50 UPDATEs really raced inside PostgreSQL.
+      expect(pool.totalCount).toBeGreaterThanOrEqual(CONTENDERS);
+      const winners = results.filter((result) => result.acquired);
+      expect(winners).toHaveLength(1);
+      const winner = held(winners[0]!);
+      for (const loser of results.filter((result) => !result.acquired)) {
+        expect(loser).toMatchObject({ acquired: false, reason: "held", heldUntil: winner.expiresAt });
+      }
+    },
+  );
 
   it("stores the expiry the holder chose, on the database clock", async () => {
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
@@ -92,24 +97,28 @@ describe("lease lock on real PostgreSQL", () => {
     });
   });
 
-  it("hands the winner the row as the acquisition left it, typed as a query of it reads it, so the work needs no read of its own", async () => {
-    await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
-    const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
-    const lease = held(acquisition);
-    if (!acquisition.acquired) throw new Error("expected to acquire");
-    const { row } = acquisition;
-    expect(row).toMatchObject({
-      id: "ada",
-      display_name: "Ada L.",
-      identity_action_lock_token: lease.token,
-      identity_action_fence: String(lease.fence),
-      identity_action_locked_until: lease.expiresAt,
-    });
-    expect(row.identity_action_locked_at).toBeInstanceOf(Date);
-    expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
-    await lease.release();
-    await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
-  });
+  it(
+    "hands the winner the row as the acquisition left it, typed as a query of it reads it, " +
+      "so the work needs no read of its own",
+    async () => {
+      await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
+      const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
+      const lease = held(acquisition);
+      if (!acquisition.acquired) throw new Error("expected to acquire");
+      const { row } = acquisition;
+      expect(row).toMatchObject({
+        id: "ada",
+        display_name: "Ada L.",
+        identity_action_lock_token: lease.token,
+        identity_action_fence: String(lease.fence),
+        identity_action_locked_until: lease.expiresAt,
+      });
+      expect(row.identity_action_locked_at).toBeInstanceOf(Date);
+      expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
+      await lease.release();
+      await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
+    },
+  );
 
   it("takes the primary's generation in the acquiring statement, stores it on the row, and inspect reads it back", async () => {
     const { rows } = await sql<{ timeline: string }>`

@@ -86,24 +86,28 @@ describe("withLease on a second table (a job queue)", () => {
     expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false, token: null });
   });
 
-  it("renews the lease while the work runs longer than its TTL, gives the work a deadline inside the lease, and reports what it did", async () => {
-    const events: LeaseEvent["kind"][] = [];
-    await withLease(
-      jobLease,
-      jobId,
-      { db, ttlMs: 600, renewEvery: 100, onEvent: (event) => void events.push(event.kind) },
-      async (section) => {
-        expect(section.deadline.remainingMs()).toBeLessThan(600);
-        await pause(900);
-        // Still ours after 1.5 TTLs, because it was renewed.
-        expect(await section.lease.holds()).toBe(true);
-        await section.checkpoint("finish");
-      },
-    );
-    expect(events[0]).toBe("acquired");
-    expect(events).toContain("renewed");
-    expect(events.at(-1)).toBe("released");
-  });
+  it(
+    "renews the lease while the work runs longer than its TTL, gives the work a deadline inside the " +
+      "lease, and reports what it did",
+    async () => {
+      const events: LeaseEvent["kind"][] = [];
+      await withLease(
+        jobLease,
+        jobId,
+        { db, ttlMs: 600, renewEvery: 100, onEvent: (event) => void events.push(event.kind) },
+        async (section) => {
+          expect(section.deadline.remainingMs()).toBeLessThan(600);
+          await pause(900);
+          // Still ours after 1.5 TTLs, because it was renewed.
+          expect(await section.lease.holds()).toBe(true);
+          await section.checkpoint("finish");
+        },
+      );
+      expect(events[0]).toBe("acquired");
+      expect(events).toContain("renewed");
+      expect(events.at(-1)).toBe("released");
+    },
+  );
 
   it("stops the work at a checkpoint once the lease was taken over, and fires its deadline", async () => {
     const stolen = withLease(jobLease, jobId, { db, ttlMs: 2_000, renewEvery: 10_000 }, async (section) => {

@@ -173,10 +173,13 @@ export async function endUnfinished(
   endedWith: string,
   outcomeUnknownForMs: number | null,
 ): Promise<void> {
+  const inFlightUntil =
+    outcomeUnknownForMs === null
+      ? sql`NULL`
+      : sql`clock_timestamp() + make_interval(secs => ${outcomeUnknownForMs / 1000})`;
   await sql`
     UPDATE switch_journal
-       SET ended_with = ${endedWith}, updated_at = now(),
-           in_flight_until = ${outcomeUnknownForMs === null ? sql`NULL` : sql`clock_timestamp() + make_interval(secs => ${outcomeUnknownForMs / 1000})`}
+       SET ended_with = ${endedWith}, updated_at = now(), in_flight_until = ${inFlightUntil}
      WHERE id = ${id} AND step NOT IN ('done', 'resolved')`.execute(db);
 }
 

@@ -108,7 +108,10 @@ export function leaseGuard({
                 userId,
                 operationId,
                 kind: "lease-taken-over",
-                message: `The lease of operation ${shortId(entry.operationId)} (token ${entry.fence}) expired unreleased and was taken over by operation ${shortId(operationId)} (token ${lease.fence}).`,
+                message:
+                  `The lease of operation ${shortId(entry.operationId)} (token ${entry.fence}) ` +
+                  `expired unreleased and was taken over by operation ${shortId(operationId)} (token ` +
+                  `${lease.fence}).`,
               });
             }
             let outcomeUnknown = false;
@@ -175,7 +178,8 @@ export function leaseGuard({
                   throw new OperationInProgress(
                     entry.inFlightUntil,
                     entry.inFlightForMs,
-                    `A provider call of operation ${shortId(entry.operationId)} may still land until ${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
+                    `A provider call of operation ${shortId(entry.operationId)} may still land until ` +
+                      `${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
                   );
                 },
               });

@@ -15,6 +15,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { subscribe } from "../core/notifications";
+import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, Problem } from "../core/problems";
 
 export interface ReconcilePolicy {
@@ -91,17 +92,17 @@ interface Reconciler {
   wake(): void;
 }
 
-// One reconciler per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
-const holder = globalThis as typeof globalThis & { __leaseLockLabReconciler?: Reconciler };
+/** This process's reconciler, once started. */
+const reconciler = processSingleton<{ started: Reconciler | null }>("Reconciler", () => ({ started: null }));
 
 /**
  * Runs rounds in this process under the policy `policyNow()` gives at each (null: none to run), one at a
  * time: when the journal changes, when its earliest open entry is due, and every 30 s.
  */
 export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<ReconcilePolicy | null>): void {
-  if (holder.__leaseLockLabReconciler) return;
+  if (reconciler.started) return;
   const state: Reconciler = { timer: null, dueAt: Infinity, running: false, again: false, wake: () => runIn(0) };
-  holder.__leaseLockLabReconciler = state;
+  reconciler.started = state;
 
   function runIn(ms: number): void {
     const at = Date.now() + ms;
@@ -151,5 +152,5 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
 
 /** A round soon in this process (its policy changed, e.g. the lab's settings): no-op before the start. */
 export function wakeReconciler(): void {
-  holder.__leaseLockLabReconciler?.wake();
+  reconciler.started?.wake();
 }

@@ -100,9 +100,15 @@ export const releaseFailsAfterCalls: Experiment = {
   question: "What does the client get when the switch worked but releasing the lease failed?",
   failureMode: "Release fails: the work is done, the lease is not given back",
   expected:
-    "Textbook (release in finally, its error to the caller): the client gets an error for a switch that happened (the provider and the user row changed). Ours answers 200 and retries the release in the background. Either way a second switch meanwhile gets 409, until the release succeeds (ours, about a second after the answer, well before the 5 s TTL) or the TTL passes (textbook).",
+    "Textbook (release in finally, its error to the caller): the client gets an error for a switch " +
+    "that happened (the provider and the user row changed). Ours answers 200 and retries the release " +
+    "in the background. Either way a second switch meanwhile gets 409, " +
+    "until the release succeeds (ours, about a second after the answer, well before the 5 s TTL) " +
+    "or the TTL passes (textbook).",
   tryNext:
-    "Set the fault `releaseFailures` to 2 on the main page, click Make primary (200), click again at once (409), and watch the events: two failed releases, then the lease is free; set it to 4 and the TTL frees it.",
+    "Set the fault `releaseFailures` to 2 on the main page, click Make primary (200), " +
+    "click again at once (409), and watch the events: two failed releases, " +
+    "then the lease is free; set it to 4 and the TTL frees it.",
   async run(lab) {
     const textbook = await releaseFails(
       lab,
@@ -136,8 +142,28 @@ export const releaseFailsAfterCalls: Experiment = {
       observed: { ttlMs, textbook, ours },
       asExpected,
       explanation: asExpected
-        ? `Textbook: the switch made both provider calls (${textbook.providerWritesApplied} applied) and saved the new primary (${textbook.primaryInUserRow}), then its release in finally threw, and that error replaced the result: the client got ${textbook.first.status} for a switch that happened, and may well retry it. The lease stayed: a second switch got ${textbook.secondMeanwhile.status}, and only the TTL freed it, ${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the same switch answered ${ours.first.status}; the failed release was logged and retried in the background with backoff (${ours.releaseFailedEvents} failed attempts recorded as events), a second switch meanwhile got ${ours.secondMeanwhile.status}, and attempt ${ours.releaseFailedEvents + 1} freed the lease ${ours.leaseFreeAfterAnswerMs} ms after the answer, ${Math.round(textbook.leaseFreeAfterAnswerMs / ours.leaseFreeAfterAnswerMs)} times sooner than the textbook's TTL did. A release is housekeeping: its failure must not turn finished work into an error, and the TTL is the backstop if every retry fails.`
-        : `Expected the textbook switch to answer 500 when its release fails and its lease to stay until the TTL, and ours to answer 200 and be freed by its retried release long before it. Measured, textbook: the switch answered ${textbook.first.status} with ${textbook.providerWritesApplied} provider writes applied, a switch meanwhile ${textbook.secondMeanwhile.status}, and the lease was freed by ${textbook.freedBy} ${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the switch answered ${ours.first.status}, a switch meanwhile ${ours.secondMeanwhile.status}, and the lease was freed by ${ours.freedBy} ${ours.leaseFreeAfterAnswerMs} ms after the answer, after ${ours.releaseFailedEvents} failed releases.`,
+        ? `Textbook: the switch made both provider calls (${textbook.providerWritesApplied} applied) ` +
+          `and saved the new primary (${textbook.primaryInUserRow}), then its release in finally threw, ` +
+          `and that error replaced the result: the client got ${textbook.first.status} for a switch that ` +
+          "happened, and may well retry it. The lease stayed: a second switch got " +
+          `${textbook.secondMeanwhile.status}, and only the TTL freed it, ` +
+          `${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the same switch answered ` +
+          `${ours.first.status}; the failed release was logged and retried in the background with backoff ` +
+          `(${ours.releaseFailedEvents} failed attempts recorded as events), ` +
+          `a second switch meanwhile got ${ours.secondMeanwhile.status}, and attempt ` +
+          `${ours.releaseFailedEvents + 1} freed the lease ${ours.leaseFreeAfterAnswerMs} ms after the ` +
+          `answer, ${Math.round(textbook.leaseFreeAfterAnswerMs / ours.leaseFreeAfterAnswerMs)} times ` +
+          "sooner than the textbook's TTL did. A release is housekeeping: its failure must not turn " +
+          "finished work into an error, and the TTL is the backstop if every retry fails."
+        : "Expected the textbook switch to answer 500 when its release fails and its lease to stay until " +
+          "the TTL, and ours to answer 200 and be freed by its retried release long before it. " +
+          `Measured, textbook: the switch answered ${textbook.first.status} with ` +
+          `${textbook.providerWritesApplied} provider writes applied, a switch meanwhile ` +
+          `${textbook.secondMeanwhile.status}, and the lease was freed by ${textbook.freedBy} ` +
+          `${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the switch answered ` +
+          `${ours.first.status}, a switch meanwhile ${ours.secondMeanwhile.status}, ` +
+          `and the lease was freed by ${ours.freedBy} ${ours.leaseFreeAfterAnswerMs} ms after the answer, ` +
+          `after ${ours.releaseFailedEvents} failed releases.`,
     };
   },
 };
