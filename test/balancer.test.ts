@@ -45,7 +45,7 @@ describe("two instances behind HAProxy", () => {
   });
 
   // Last: it kills the second instance.
-  it("an instance killed under load: the other answers everything within a second and a half, and nothing HAProxy answers itself is HTML", async () => {
+  it("an instance killed under load: the other answers all within 1.5 s; nothing HAProxy answers itself is HTML", async () => {
     const answers: {
       at: number;
       status: number;

@@ -4,7 +4,7 @@
  * HTTP: the app never starts, kills or promotes a database process itself.
  */
 import { config } from "../core/config";
-import { plainFetch } from "../core/plain-fetch";
+import { requestJson } from "../provider/http-json";
 
 export type NodeRole = "primary" | "standby";
 
@@ -33,8 +33,11 @@ export interface DatabaseCluster {
 export async function databaseCluster(): Promise<DatabaseCluster | null> {
   if (!config.databaseOperatorUrl) return null;
   try {
-    const answer = await plainFetch(`${config.databaseOperatorUrl}/cluster`, { signal: AbortSignal.timeout(3_000) });
-    return answer.ok ? ((await answer.json()) as DatabaseCluster) : null;
+    const answer = await requestJson(`${config.databaseOperatorUrl}/cluster`, {
+      method: "GET",
+      signal: AbortSignal.timeout(3_000),
+    });
+    return answer.status === 200 ? (answer.payload as DatabaseCluster) : null;
   } catch {
     return null;
   }
@@ -43,14 +46,13 @@ export async function databaseCluster(): Promise<DatabaseCluster | null> {
 /** Asks the operator for one operation (`POST /nodes/pg1/kill`, …); the cluster after it. */
 export async function operate(method: "POST" | "PUT", path: string, body?: unknown): Promise<DatabaseCluster> {
   if (!config.databaseOperatorUrl) throw new Error("this app does not run on a replicated database");
-  const answer = await plainFetch(`${config.databaseOperatorUrl}${path}`, {
+  const answer = await requestJson(`${config.databaseOperatorUrl}${path}`, {
     method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body,
     signal: AbortSignal.timeout(120_000),
   });
-  const answered = (await answer.json()) as DatabaseCluster & { error?: string };
-  if (!answer.ok) throw new Error(`the database operator refused ${method} ${path}: ${answered.error}`);
+  const answered = answer.payload as DatabaseCluster & { error?: string };
+  if (answer.status !== 200) throw new Error(`the database operator refused ${method} ${path}: ${answered?.error}`);
   return answered;
 }
 
