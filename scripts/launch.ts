@@ -62,6 +62,13 @@ try {
 }
 
 const databaseName = process.env.LAB_DATABASE ?? "leaselab";
+// Under a replicated database the simulated provider keeps its state on the embedded server, as a third party
+// keeps its own: a failover of the lab's database loses none of its writes. Prepared first, before DATABASE_URL
+// names the replicated one.
+const providerStateUrl =
+  (databaseAsked.replica || databaseAsked.ha) && config.simulateProvider && !process.env.IDP_BASE_URL
+    ? await prepareDatabase(`${databaseName}_provider`)
+    : null;
 // A replicated database is the app's DATABASE_URL: what follows (migrations, the provider) uses it.
 const replicated = await startDatabase(databaseAsked, databaseName);
 if (replicated) process.env.DATABASE_URL = replicated.url;
@@ -70,14 +77,18 @@ console.log(`[launch] database ready: ${new URL(databaseUrl).host}${new URL(data
 // Every instance talks to the one provider (unless IDP_BASE_URL names one, or SIMULATE_PROVIDER=false a real one).
 const providerUrl =
   config.simulateProvider && !process.env.IDP_BASE_URL
-    ? await ensureProvider(databaseUrl, config.providerPort)
+    ? await ensureProvider(databaseUrl, config.providerPort, undefined, providerStateUrl ?? databaseUrl)
     : config.identityProviderBaseUrl;
 console.log(`[launch] provider: ${providerUrl}`);
 
 const instancePorts = Array.from({ length: instances }, (_, index) => firstInstancePort + index);
 const started = await startParts(asked, { directUrl: databaseUrl, balancerPort: basePort, instancePorts });
 const parts = {
-  appEnv: { ...started.appEnv, ...replicated?.appEnv },
+  appEnv: {
+    ...started.appEnv,
+    ...replicated?.appEnv,
+    ...(providerStateUrl ? { PROVIDER_DATABASE_URL: providerStateUrl } : {}),
+  },
   // The database last: the app and the other parts may still use it while they stop.
   stop: async () => {
     await started.stop();
