@@ -13,6 +13,11 @@
  * Why: a switch makes ten phase changes in a second and 64 switches may run at once. Gathering for a
  * frame turns them into a few statements; at most one statement in flight keeps the rows' order (a later
  * version never overtaken by an earlier one). A request's answer does not wait for the window.
+ *
+ * A write that fails (the database is away: a promotion) is made again, whole, once it is back: the gathering
+ * waits longer each time (250 ms, doubling up to 2 s) while writes fail. A lane whose last version was never
+ * written would stay "running" on the timeline, and keep the audit from ever settling. The answers that wait
+ * for a write are let go when it fails: an answer never waits for the database to come back.
  */
 import type { Insertable } from "kysely";
 import type { OperationLanesTable } from "../../db/schema";
@@ -30,6 +35,9 @@ export interface RecordedLane {
 
 /** How long changes gather before the lanes that changed are written: the live view's frame, 40 a second. */
 const laneWriteEveryMs = 25;
+/** After a failed write, the first wait before the next, and the longest; a lane is given up after a minute. */
+const retryAfterMs = { first: 250, most: 2_000 };
+const mostFailures = 30;
 
 type WriterState = { kind: "idle" } | { kind: "gathering"; due: ReturnType<typeof setTimeout> } | { kind: "writing" };
 
@@ -38,12 +46,16 @@ interface Progress {
   attempted: number;
   waiters: { version: number; resolve: () => void }[];
   failureLogged: boolean;
+  /** Failed writes since its last one that succeeded. */
+  failures: number;
 }
 
 class LaneWriter {
   private state: WriterState = { kind: "idle" };
   private readonly dirty = new Set<RecordedLane>();
   private readonly progress = new WeakMap<RecordedLane, Progress>();
+  /** 0 while writes succeed; else how long to wait before the next attempt. */
+  private retryDelayMs = 0;
 
   /** The lane changed: it is written in the next window. */
   changed(lane: RecordedLane): void {
@@ -52,7 +64,7 @@ class LaneWriter {
     // gathering: the window already set covers it; writing: it stays dirty for the next statement.
   }
 
-  /** Until the write of the lane's latest change has ended (a failed write is logged, not retried). */
+  /** Until the write of the lane's latest change has ended (when it failed, the lane is written again later). */
   written(lane: RecordedLane): Promise<void> {
     const progress = this.progressOf(lane);
     if (progress.attempted >= lane.version) return Promise.resolve();
@@ -63,7 +75,7 @@ class LaneWriter {
   }
 
   private gather(): void {
-    const due = setTimeout(() => void this.write(), laneWriteEveryMs);
+    const due = setTimeout(() => void this.write(), this.retryDelayMs || laneWriteEveryMs);
     due.unref?.();
     this.state = { kind: "gathering", due };
   }
@@ -81,12 +93,18 @@ class LaneWriter {
     const rows = new Map(batch.map(({ lane }) => [lane.operationId, lane.row()]));
     try {
       await upsertLanes([...rows.values()]);
+      this.retryDelayMs = 0;
+      for (const { lane } of batch) this.progressOf(lane).failures = 0;
     } catch (error) {
       for (const { lane } of batch) {
         const progress = this.progressOf(lane);
         if (!progress.failureLogged) console.error("[timeline] could not record operation", lane.operationId, error);
         progress.failureLogged = true;
+        // Written again, as it is then, with the next batch; unless it has failed for a minute.
+        if (++progress.failures < mostFailures) this.dirty.add(lane);
+        else console.error("[timeline] gave up recording operation", lane.operationId);
       }
+      this.retryDelayMs = Math.min(retryAfterMs.most, Math.max(retryAfterMs.first, this.retryDelayMs * 2));
     }
     for (const { lane, version } of batch) {
       const progress = this.progressOf(lane);
@@ -96,14 +114,17 @@ class LaneWriter {
         progress.waiters.shift()!.resolve();
     }
     this.state = { kind: "idle" };
-    // Changes made meanwhile: at once if an answer waits for one of them, else in the next window.
-    if ([...this.dirty].some((lane) => this.progressOf(lane).waiters.length > 0)) void this.write();
+    // Changes made meanwhile: at once if an answer waits for one of them (unless writes are failing), else in
+    // the next window.
+    const waited = [...this.dirty].some((lane) => this.progressOf(lane).waiters.length > 0);
+    if (waited && this.retryDelayMs === 0) void this.write();
     else if (this.dirty.size > 0) this.gather();
   }
 
   private progressOf(lane: RecordedLane): Progress {
     let progress = this.progress.get(lane);
-    if (!progress) this.progress.set(lane, (progress = { attempted: 0, waiters: [], failureLogged: false }));
+    if (!progress)
+      this.progress.set(lane, (progress = { attempted: 0, waiters: [], failureLogged: false, failures: 0 }));
     return progress;
   }
 }
