@@ -30,10 +30,10 @@ export interface DatabaseCluster {
 }
 
 /** The cluster now, or null when the app does not run on a replicated database (or its operator is gone). */
-export async function databaseCluster(): Promise<DatabaseCluster | null> {
-  if (!config.databaseOperatorUrl) return null;
+export async function databaseCluster(operatorUrl = config.databaseOperatorUrl): Promise<DatabaseCluster | null> {
+  if (!operatorUrl) return null;
   try {
-    const answer = await requestJson(`${config.databaseOperatorUrl}/cluster`, {
+    const answer = await requestJson(`${operatorUrl}/cluster`, {
       method: "GET",
       signal: AbortSignal.timeout(3_000),
     });
@@ -44,9 +44,14 @@ export async function databaseCluster(): Promise<DatabaseCluster | null> {
 }
 
 /** Asks the operator for one operation (`POST /nodes/pg1/kill`, …); the cluster after it. */
-export async function operate(method: "POST" | "PUT", path: string, body?: unknown): Promise<DatabaseCluster> {
-  if (!config.databaseOperatorUrl) throw new Error("this app does not run on a replicated database");
-  const answer = await requestJson(`${config.databaseOperatorUrl}${path}`, {
+export async function operate(
+  method: "POST" | "PUT",
+  path: string,
+  body?: unknown,
+  operatorUrl = config.databaseOperatorUrl,
+): Promise<DatabaseCluster> {
+  if (!operatorUrl) throw new Error("this app does not run on a replicated database");
+  const answer = await requestJson(`${operatorUrl}${path}`, {
     method,
     body,
     signal: AbortSignal.timeout(120_000),

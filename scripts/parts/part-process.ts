@@ -51,9 +51,9 @@ export function findProgram(program: string, debianPackage: string): string {
   return found;
 }
 
-/** The path of `program` on PATH or in the sbin folders, or null. */
+/** The path of `program` on PATH or in the sbin folders (a path: that file), or null. */
 export function locateProgram(program: string): string | null {
-  for (const directory of searchedDirectories()) {
+  for (const directory of path.isAbsolute(program) ? [""] : searchedDirectories()) {
     const candidate = path.join(directory, program);
     try {
       accessSync(candidate, constants.X_OK);
