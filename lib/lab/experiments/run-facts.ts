@@ -24,6 +24,13 @@ interface Fact {
   what: string;
 }
 
+/** A fact an experiment saw itself (`lab.mark`): drawn on its operation's lane, if it has one. */
+export interface RunMark {
+  at: string;
+  operationId: string;
+  what: string;
+}
+
 function factsOf(lanes: Lane[], variant: RunVariant, end: RunSnapshot | undefined): Fact[] {
   const facts: Fact[] = [];
   const mine = lanes.filter((lane) => variant.operationIds.includes(lane.operationId));
@@ -86,16 +93,24 @@ export function runMarkers(
   lanes: Lane[],
   snapshots: RunSnapshot[],
   history: HistoryOp[],
+  marks: RunMark[] = [],
 ): RunMarker[] {
   const labels = laneLabels(history);
-  const facts = variants.flatMap((variant) =>
-    factsOf(
-      lanes,
-      variant,
-      // The audit read as the variant closed (before the next reset).
-      snapshots.find((snapshot) => snapshot.audit && ms(snapshot.at) >= ms(variant.endedAt)),
+  const marked = marks.flatMap((mark) => {
+    const lane = lanes.find((each) => each.operationId === mark.operationId);
+    return lane ? [{ at: mark.at, lane, what: mark.what }] : [];
+  });
+  const facts = [
+    ...variants.flatMap((variant) =>
+      factsOf(
+        lanes,
+        variant,
+        // The audit read as the variant closed (before the next reset).
+        snapshots.find((snapshot) => snapshot.audit && ms(snapshot.at) >= ms(variant.endedAt)),
+      ),
     ),
-  );
+    ...marked,
+  ].sort((a, b) => ms(a.at) - ms(b.at));
   return facts.slice(0, mostMarkers).map((fact, index) => {
     const after = Math.max(0, ms(fact.at) - ms(fact.lane.requestedAt));
     return {
