@@ -16,6 +16,7 @@ export default tseslint.config(
       "bench/next-min/.next/",
       "test-results/",
       "playwright-report/",
+      "**/dist/",
     ],
   },
   js.configs.recommended,

@@ -10,7 +10,7 @@ import http from "node:http";
 import { z } from "zod";
 import { appDb } from "../lib/core/db";
 import { problemFor } from "../lib/core/problems";
-import { identityIdSchema, userIdSchema } from "../lib/switch/users";
+import { identityIdSchema, userIdSchema } from "../lib/switch/ids";
 import { productSwitchLayer } from "../lib/switch/service";
 import { appIdentityProvider } from "../lib/web/app-provider";
 

@@ -1,9 +1,10 @@
 /**
  * `npm test`: every tier but the full model run, side by side where they do not wait on each other. First the
  * system's programs the tiers need, installed or asked for (scripts/parts/system-parts.ts); then the checks
- * (lint, typecheck, unit tests) and the lease tier, which need no build; then the build; then the built app's
- * tiers: integration with a fixed-seed sample of the model checker, then the browser tests.
- * Each line of output is prefixed with its step's name; a failed phase stops the run after its other steps end.
+ * (lint, typecheck, unit tests, what each package packs) and the lease tier, which need no build; then the
+ * build; then the built app's tiers: integration with a fixed-seed sample of the model checker, then the
+ * browser tests. Each line of output is prefixed with its step's name; a failed phase stops the run after its
+ * other steps end.
  */
 import { spawn } from "node:child_process";
 import { ensureSystemParts } from "./parts/system-parts";
@@ -29,6 +30,8 @@ const phases: Step[][] = [
     { name: "typecheck", script: "typecheck" },
     { name: "unit", script: "test:unit" },
     { name: "lease", script: "test:lease" },
+    // Each package of the repository (npm workspaces) builds and packs exactly what its README lists.
+    { name: "packages", script: "check:packages" },
   ],
   [{ name: "build", script: "build" }],
   // One after the other: each runs its files side by side already, and both at once load the machine enough

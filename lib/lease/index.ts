@@ -20,5 +20,6 @@ export {
   withLease,
   type LeaseEvent,
   type LeaseSection,
+  type RunUnderLease,
   type WithLeaseOptions,
 } from "./with-lease";

@@ -159,11 +159,16 @@ describe("lease lock on real PostgreSQL", () => {
     expect(await lease.renew()).toBe(false);
   });
 
-  it("keeps a lease for an outcome still unknown, past the hold cap, only while it is its own", async () => {
+  it("keeps a lease for an outcome still unknown, past the hold cap, until someone else has taken it", async () => {
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, maxHoldMs: 1_000 }));
     expect(await lease.holdFor(5_000)).toBe(true);
     expect(lease.remainingMs).toBeGreaterThan(4_000);
+    // Expired but untaken (a slow process between its last call and the hold): nobody else acted under it.
     await expireLease("ada");
+    expect(await lease.holdFor(5_000)).toBe(true);
+    expect((await identityActionLease.inspect(db, "ada"))!.held).toBe(true);
+    await expireLease("ada");
+    held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
     expect(await lease.holdFor(5_000)).toBe(false);
   });
 
@@ -172,6 +177,58 @@ describe("lease lock on real PostgreSQL", () => {
       acquired: false,
       reason: "not-found",
     });
+  });
+});
+
+describe("what an acquisition sends with it", () => {
+  beforeEach(() => clearLease("ada"));
+
+  it("checks what it requires in its own statement: unmet (free or held) takes nothing, met takes the lease", async () => {
+    const never = sql<boolean>`false`;
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: never })).toEqual({
+      acquired: false,
+      reason: "unmet",
+    });
+    expect((await identityActionLease.inspect(db, "ada"))!.held).toBe(false);
+    const ada = sql<boolean>`EXISTS (SELECT 1 FROM identities WHERE user_id = 'ada')`;
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: ada }));
+    // What is required comes before who holds the lease: a caller without the right learns nothing of it.
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: never })).toEqual({
+      acquired: false,
+      reason: "unmet",
+    });
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: ada })).toMatchObject({
+      reason: "held",
+    });
+    await lease.release();
+  });
+
+  it("returns what its reads found, as JSON rows, to the winner only", async () => {
+    const identities = () =>
+      sql`SELECT id, position FROM identities WHERE user_id = 'ada' AND EXISTS (SELECT 1 FROM acquired) ORDER BY position`;
+    const taken = await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: { identities } });
+    if (!taken.acquired) throw new Error("expected to acquire");
+    expect(taken.also.identities!.map((row) => row.id)).toContain("github|8812");
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: { identities } })).toMatchObject({
+      acquired: false,
+      reason: "held",
+    });
+    await taken.lease.release();
+  });
+
+  it("ends the lease with the holder's last write, in one statement, only while it is its own", async () => {
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    const before = await db.selectFrom("users").select("version").where("id", "=", "ada").executeTakeFirstOrThrow();
+    const written = await lease.releasing({ version: sql<number>`version + 1` }).executeTakeFirst();
+    expect(written.numUpdatedRows).toBe(1n);
+    expect(await identityActionLease.inspect(db, "ada")).toMatchObject({ held: false, token: null });
+    const after = await db.selectFrom("users").select("version").where("id", "=", "ada").executeTakeFirstOrThrow();
+    expect(after.version).toBe(before.version + 1);
+    // Taken over since: the same write changes nothing, and the next holder keeps its lease.
+    const next = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    expect((await lease.releasing({ version: sql<number>`version + 1` }).executeTakeFirst()).numUpdatedRows).toBe(0n);
+    expect((await identityActionLease.inspect(db, "ada"))!.token).toBe(next.token);
+    await next.release();
   });
 });
 

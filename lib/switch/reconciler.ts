@@ -7,10 +7,11 @@
  * longer land, so the reconciler waits `reconcileAfterMs` past that moment, and a round it could not finish
  * for that reason leaves no journal entry behind.
  *
- * Nothing polls at rest: every instance wakes when a switch opens a journal entry (its NOTIFY, migration
- * 0013) and runs a round when the earliest open entry can be settled, looking again every second while its
- * user's lease is held (a release sends no notification); it sweeps every 30 s besides, for a notification
- * lost while its listening connection was down. With nothing half-done, that sweep is all it sends.
+ * Nothing polls at rest, and a switch that finishes wakes nobody: every instance wakes when an operation ends
+ * without finishing its entry (its NOTIFY, migration 0014), and runs a round when the earliest open entry can
+ * be settled, looking again every second while its user's lease is held (a release sends no notification).
+ * It sweeps every 30 s besides: for an entry whose process died before it could say so, and for a
+ * notification lost while its listening connection was down. With nothing half-done, that sweep is all it sends.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
@@ -141,8 +142,8 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
   }
 
   subscribe("switch_journal", {
-    // A new entry: the round after it finds when the entry is due. The reconciler's own entries come back
-    // here too, so rounds stay `minGapMs` apart.
+    // An entry left unfinished: the round after it finds when the entry is due. The reconciler's own entries
+    // come back here too, so rounds stay `minGapMs` apart.
     onMessage: () => runIn(minGapMs),
     // Notifications sent while the listening connection was down are lost: a round finds their entries.
     onConnect: () => runIn(0),
@@ -150,7 +151,7 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
   runIn(0);
 }
 
-/** A round soon in this process (its policy changed, e.g. the lab's settings): no-op before the start. */
+/** A round soon in this process (its policy changed): no-op before the start. */
 export function wakeReconciler(): void {
   reconciler.started?.wake();
 }

@@ -8,10 +8,10 @@ import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import type { Database } from "../../../db/schema";
 import { config } from "../../core/config";
-import type { SwitchFaultHooks } from "../../switch/lease-guard";
+import { writeAfter, type SwitchStep } from "../../switch/guard";
 import { databaseCluster, operate, type DatabaseNode } from "../database-nodes";
 import type { LabSettings } from "../settings-schema";
-import { leaseGuardFor } from "../strategies";
+import { labLeaseGuard } from "../strategies";
 import { ada, type Lab, type OwnGuard } from "./lab";
 
 export async function primaryAndStandby(): Promise<{ primary: DatabaseNode; standby: DatabaseNode }> {
@@ -93,11 +93,11 @@ export async function timelineNow(db: Kysely<Database>): Promise<string> {
 }
 
 /**
- * A switch under the lease that stops right before `step`'s call (after its last check, as a GC pause would)
- * until `resume()`; `reached` resolves when it gets there. `recheck`: ownership is checked again after the pause
- * (a renewal), as after the lab's own pauses; without it the call follows the pause at once.
+ * A switch under the lab's lease that stops right before `write`'s call, after its last check (as a GC pause
+ * would), until `resume()`; `reached` resolves when it gets there. Nothing checks the lease again after the
+ * pause: the call follows it at once.
  */
-export function pausedBefore(settings: LabSettings, step: "unlink" | "link", why: string, { recheck = false } = {}) {
+export function pausedBefore(settings: LabSettings, write: "unlink" | "link", why: string) {
   let reachedIt = () => {};
   let resume = () => {};
   const reached = new Promise<void>((resolve) => (reachedIt = resolve));
@@ -105,17 +105,24 @@ export function pausedBefore(settings: LabSettings, step: "unlink" | "link", why
   const own: OwnGuard = {
     strategy: "lease",
     guard: (lane) => {
-      const hooks: SwitchFaultHooks = {
-        async atCheckpoint(nextStep) {
-          if (nextStep !== step) return false;
-          const ended = lane.start("paused", why);
-          reachedIt();
-          await resumed;
-          ended("resumed");
-          return recheck;
-        },
+      const guard = labLeaseGuard(settings, { recorder: lane });
+      return {
+        checksRequirements: guard.checksRequirements,
+        run: (request, body) =>
+          guard.run(request, (section) =>
+            body({
+              ...section,
+              async reached(step: SwitchStep, fromIdentityId?: string) {
+                await section.reached(step, fromIdentityId); // its checkpoint before the next write
+                if (writeAfter[step] !== write) return;
+                const ended = lane.start("paused", why);
+                reachedIt();
+                await resumed;
+                ended("resumed");
+              },
+            }),
+          ),
       };
-      return leaseGuardFor(settings, hooks, lane);
     },
   };
   return { own, reached, resume };

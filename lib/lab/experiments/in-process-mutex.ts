@@ -1,3 +1,4 @@
+import { problemSlug } from "../../core/problems";
 import { peerUrls } from "../instances";
 import { inProcessGuard } from "../strategies";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Attempt, type Lab } from "./lab";
@@ -23,7 +24,7 @@ async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Prom
     label: `switch on the other instance (${peerUrl})`,
     operationId: body.operationId ?? "",
     status: answer.status,
-    problemType: body.type?.split("/").at(-1) ?? null,
+    problemType: problemSlug(body.type),
     startedMs,
     endedMs: lab.sinceStart(),
   };

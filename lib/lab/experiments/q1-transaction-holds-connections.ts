@@ -1,6 +1,6 @@
 import { setTimeout as pause } from "node:timers/promises";
 import { poolStats } from "../../core/db";
-import { getUserView } from "../../switch/users";
+import { getUserView } from "../../switch/user-view";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
