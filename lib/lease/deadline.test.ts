@@ -20,6 +20,19 @@ describe("deadline", () => {
     expect(deadline.remainingMs()).toBe(0);
   });
 
+  it("says its time ran out unrenewed when the last renewal failed, and a plain timeout once one succeeded since", async () => {
+    const unrenewed = new Deadline(20);
+    unrenewed.renewalFailed();
+    await new Promise((resolve) => unrenewed.signal.addEventListener("abort", resolve));
+    expect(unrenewed.firedBecause).toBe("unrenewed");
+    expect((unrenewed.signal.reason as DOMException).name).toBe("TimeoutError");
+    const renewedSince = new Deadline(20);
+    renewedSince.renewalFailed();
+    renewedSince.extend(20);
+    await new Promise((resolve) => renewedSince.signal.addEventListener("abort", resolve));
+    expect(renewedSince.firedBecause).toBe("timeout");
+  });
+
   it("stays disposed: a late extension arms no timer and moves nothing", async () => {
     const deadline = new Deadline(10_000);
     const before = deadline.remainingMs();

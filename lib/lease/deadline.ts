@@ -5,12 +5,16 @@
  * matching words.
  */
 
-/** Why a deadline fired: its time ran out, or the lease it sat inside was found lost. */
-export type DeadlineCause = "timeout" | "lease-lost";
+/**
+ * Why a deadline fired: its time ran out, or the lease it sat inside was found lost, or its time ran out
+ * because the lease could not be renewed (its last renewal failed: the database away, as in a failover).
+ */
+export type DeadlineCause = "timeout" | "lease-lost" | "unrenewed";
 
 const messages: Record<DeadlineCause, string> = {
   timeout: "deadline reached",
   "lease-lost": "the lease was lost",
+  unrenewed: "deadline reached: the lease could not be renewed",
 };
 
 export class Deadline {
@@ -19,6 +23,8 @@ export class Deadline {
   private at = 0;
   private cause: DeadlineCause | null = null;
   private disposed = false;
+  /** The last renewal failed, and none has succeeded since. */
+  private renewalFailing = false;
 
   constructor(budgetMs: number) {
     this.extend(budgetMs);
@@ -41,13 +47,22 @@ export class Deadline {
   extend(budgetMs: number): void {
     if (this.cause || this.disposed) return;
     clearTimeout(this.timer);
+    this.renewalFailing = false;
     this.at = performance.now() + Math.max(0, budgetMs);
-    this.timer = setTimeout(() => this.fire("timeout"), Math.max(0, Math.floor(budgetMs)));
+    this.timer = setTimeout(
+      () => this.fire(this.renewalFailing ? "unrenewed" : "timeout"),
+      Math.max(0, Math.floor(budgetMs)),
+    );
     this.timer.unref?.();
   }
 
+  /** A renewal failed (it could not be sent or answered): if the time runs out before the next one succeeds, that is why. */
+  renewalFailed(): void {
+    this.renewalFailing = true;
+  }
+
   /** Fires now: the lease turned out to be lost. */
-  abort(cause: Exclude<DeadlineCause, "timeout">): void {
+  abort(cause: "lease-lost"): void {
     this.fire(cause);
   }
 
@@ -61,7 +76,7 @@ export class Deadline {
     if (this.cause) return;
     clearTimeout(this.timer);
     this.cause = cause;
-    const name = cause === "timeout" ? "TimeoutError" : "AbortError";
+    const name = cause === "lease-lost" ? "AbortError" : "TimeoutError";
     this.controller.abort(new DOMException(messages[cause], name));
   }
 }

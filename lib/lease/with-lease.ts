@@ -150,7 +150,10 @@ export async function withLease<DB, TB extends keyof DB & string, T>(
     return true;
   };
   const renewal = new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => {
-    await renew();
+    await renew().catch((error: unknown) => {
+      deadline.renewalFailed();
+      throw error;
+    });
   });
   const ending: Ending = { keep: { ms: 0, reason: "" }, released: false };
   const releaseWith = async (write: () => Promise<boolean>): Promise<boolean> => {

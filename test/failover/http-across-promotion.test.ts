@@ -33,7 +33,9 @@ describe("the app across a promotion (a primary with a synchronous standby)", ()
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await load.stop();
     const counts = byStatus(load.answers);
-    console.log(`answers around the promotion: ${JSON.stringify(counts)}`);
+    const others = load.answers.filter((answer) => ![200, 409, 503].includes(answer.status));
+    const when = others.map(({ at, status, problemType }) => `${status} ${problemType} at ${at - promotedAt} ms`);
+    console.log(`answers around the promotion: ${JSON.stringify(counts)}; others, from the promotion: ${when}`);
     expect(Object.keys(counts).every((status) => ["200", "409", "503"].includes(status))).toBe(true);
     for (const answer of load.answers.filter((each) => each.status !== 200)) {
       expect(answer.contentType).toBe("application/problem+json");
