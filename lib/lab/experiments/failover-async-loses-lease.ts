@@ -34,7 +34,7 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
     },
     fenceGenerations ? "the provider compares (generation, fence)" : "the provider compares the fence alone",
   );
-  const database = databaseOperations(lab);
+  const database = databaseOperations;
   const { primary, standby } = await primaryAndStandby();
   await database.mode("async");
   const before = await leaseOn(primary);
@@ -45,9 +45,13 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
   await first.reached;
   const lateId = lab.operationIds.at(-1)!;
   const held = { onPrimary: await leaseOn(primary), onStandby: await leaseOn(standby) };
-  lab.mark(lateId, `${standby.name} has received nothing since replication was stopped, before the first switch`);
-  await database.kill(lateId, primary.name);
-  await database.promote(lateId, standby.name);
+  await database.kill(primary.name);
+  await database.promote(standby.name);
+  lab.mark(
+    lateId,
+    `the primary ${primary.name} is killed (SIGKILL) and the standby ${standby.name} promoted (pg_ctl promote): ` +
+      `${standby.name} had received nothing since replication was stopped, before the first switch`,
+  );
   const writableAfterMs = await untilWritable(lab.db);
   const promotedTimeline = await timelineNow(lab.db);
   const second = pausedBefore(
@@ -126,8 +130,8 @@ function explanation(counter: Variant, epoch: Variant): string[] {
       `fence ${lost?.fence} in generation ${lost?.generation} and paused right before its unlink. The standby ` +
       `still had fence ${counter.lost.secondOnStandby?.fence}, and no lease.`,
     `The primary was killed and the standby promoted: the app wrote again ${counter.promoted.writableAfterMs} ms ` +
-      `later, on timeline ${counter.promoted.timeline}. Both acquisitions were gone (their lanes too, recorded on ` +
-      "the old primary after replication stopped). A third switch found the lease free and took fence " +
+      `later, on timeline ${counter.promoted.timeline}. Both acquisitions were gone, and so was the first switch's ` +
+      "row of the timeline, written on the old primary after replication stopped. A third switch found the lease free and took fence " +
       `${counter.third?.fence}, the number the first switch had been given already, in generation ` +
       `${counter.third?.generation}; it unlinked and paused before its link while the second switch woke and ` +
       "sent its unlink.",

@@ -1,7 +1,8 @@
 /**
  * What the failover experiments do to the replicated database and read on its nodes, apart from the app's
  * pool: through the launcher's operator (lib/lab/database-nodes.ts) they stop replication, kill the primary,
- * promote the standby and bring the old primary back; on each node itself they read ada's lease row.
+ * promote the standby and bring the old primary back; on each node itself they read ada's lease row; and a
+ * switch that pauses before a chosen write.
  */
 import { setTimeout as pause } from "node:timers/promises";
 import { sql, type Kysely } from "kysely";
@@ -12,7 +13,7 @@ import { writeAfter, type SwitchStep } from "../../switch/guard";
 import { databaseCluster, operate, type DatabaseNode } from "../database-nodes";
 import type { LabSettings } from "../settings-schema";
 import { labLeaseGuard } from "../strategies";
-import { ada, type Lab, type OwnGuard } from "./lab";
+import { ada, type OwnGuard } from "./lab";
 
 export async function primaryAndStandby(): Promise<{ primary: DatabaseNode; standby: DatabaseNode }> {
   const cluster = await databaseCluster();
@@ -49,24 +50,17 @@ export async function leaseOn(node: DatabaseNode): Promise<{
   }
 }
 
-/** The operations of a failover; those that are facts of the run are drawn on `onLane`'s lane. */
-export function databaseOperations(lab: Lab) {
-  const step = async (onLane: string, what: string, method: "POST" | "PUT", path: string) => {
-    await operate(method, path);
-    lab.mark(onLane, what);
-  };
-  return {
-    /** The standby stops receiving WAL (its primary_conninfo emptied): what the primary commits now, it lacks. */
-    stopReplication: () => operate("POST", "/replication/pause"),
-    kill: (onLane: string, node: string) =>
-      step(onLane, `the primary ${node} is killed (SIGKILL, every process)`, "POST", `/nodes/${node}/kill`),
-    promote: (onLane: string, node: string) =>
-      step(onLane, `the standby ${node} is promoted (pg_ctl promote)`, "POST", `/nodes/${node}/promote`),
-    /** The old primary follows the new one again (rewound): the lab as it was, the two nodes' roles swapped. */
-    rejoin: (node: string) => operate("POST", `/nodes/${node}/rejoin`),
-    mode: (mode: "sync" | "async") => operate("PUT", "/replication/mode", { mode }),
-  };
-}
+/** The operations of a failover, through the launcher's operator. */
+export const databaseOperations = {
+  /** The standby stops receiving WAL (its primary_conninfo emptied): what the primary commits now, it lacks. */
+  stopReplication: () => operate("POST", "/replication/pause"),
+  /** SIGKILL to every process of the node. */
+  kill: (node: string) => operate("POST", `/nodes/${node}/kill`),
+  promote: (node: string) => operate("POST", `/nodes/${node}/promote`),
+  /** The old primary follows the new one again (rewound): the lab as it was, the two nodes' roles swapped. */
+  rejoin: (node: string) => operate("POST", `/nodes/${node}/rejoin`),
+  mode: (mode: "sync" | "async") => operate("PUT", "/replication/mode", { mode }),
+};
 
 /** The replication mode the lab runs with (`--replica async|sync`), to put back after a run that changed it. */
 export const launchMode = async (): Promise<"sync" | "async"> => (await databaseCluster())?.mode ?? "async";

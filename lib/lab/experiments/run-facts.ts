@@ -64,7 +64,15 @@ function factsOf(lanes: Lane[], variant: RunVariant, end: RunSnapshot | undefine
       ["lease-lost", "fenced", "stale-write"].includes(slug(lane.problemType)) &&
       lane.answeredAt
     )
-      facts.push({ at: lane.answeredAt, lane, what: `its late write is refused (409 ${slug(lane.problemType)})` });
+      facts.push({
+        at: lane.answeredAt,
+        lane,
+        // Lost: the check before its next write failed, so that write was never sent (an earlier one may have landed).
+        what:
+          slug(lane.problemType) === "lease-lost"
+            ? "its lease is lost: its next write is not sent (409 lease-lost)"
+            : `its late write is refused (409 ${slug(lane.problemType)})`,
+      });
   }
   const firstRefused = refused[0];
   const refusal = firstRefused?.phases.find((phase) => phase.name === "acquire" && phase.outcome === "refused");
@@ -86,8 +94,11 @@ function factsOf(lanes: Lane[], variant: RunVariant, end: RunSnapshot | undefine
   return facts.sort((a, b) => ms(a.at) - ms(b.at));
 }
 
-/** At most this many markers a run: a picture with more numbers than a reader can follow says less. */
-const mostMarkers = 12;
+/**
+ * At most this many markers a run: a picture with more numbers than a reader can follow says less. Two
+ * variants of seven facts each (a failover's) still fit.
+ */
+const mostMarkers = 14;
 
 export function runMarkers(
   variants: RunVariant[],
