@@ -7,14 +7,15 @@
 
 /**
  * Why a deadline fired: its time ran out, or the lease it sat inside was found lost, or its time ran out
- * because the lease could not be renewed (its last renewal failed: the database away, as in a failover).
+ * while the lease was being renewed (a renewal failed, or had not answered: the database away or stalled,
+ * as in a failover).
  */
 export type DeadlineCause = "timeout" | "lease-lost" | "unrenewed";
 
 const messages: Record<DeadlineCause, string> = {
   timeout: "deadline reached",
   "lease-lost": "the lease was lost",
-  unrenewed: "deadline reached: the lease could not be renewed",
+  unrenewed: "deadline reached: the lease could not be renewed in time",
 };
 
 export class Deadline {
@@ -23,8 +24,8 @@ export class Deadline {
   private at = 0;
   private cause: DeadlineCause | null = null;
   private disposed = false;
-  /** The last renewal failed, and none has succeeded since. */
-  private renewalFailing = false;
+  /** Since a renewal was started and none has succeeded: whether one failed, and how long one may take. */
+  private renewal: { since: number; stalledAfterMs: number; failed: boolean } | null = null;
 
   constructor(budgetMs: number) {
     this.extend(budgetMs);
@@ -47,18 +48,30 @@ export class Deadline {
   extend(budgetMs: number): void {
     if (this.cause || this.disposed) return;
     clearTimeout(this.timer);
-    this.renewalFailing = false;
+    this.renewal = null;
     this.at = performance.now() + Math.max(0, budgetMs);
     this.timer = setTimeout(
-      () => this.fire(this.renewalFailing ? "unrenewed" : "timeout"),
+      () => this.fire(this.unrenewed() ? "unrenewed" : "timeout"),
       Math.max(0, Math.floor(budgetMs)),
     );
     this.timer.unref?.();
   }
 
-  /** A renewal failed (it could not be sent or answered): if the time runs out before the next one succeeds, that is why. */
+  /**
+   * A renewal is under way. If the time runs out before one succeeds (and moves it), and one failed or has
+   * taken `stalledAfterMs` or more (a healthy database answers in milliseconds), that is why.
+   */
+  renewalStarted(stalledAfterMs: number): void {
+    this.renewal = { since: performance.now(), stalledAfterMs, failed: this.renewal?.failed ?? false };
+  }
+
   renewalFailed(): void {
-    this.renewalFailing = true;
+    if (this.renewal) this.renewal.failed = true;
+  }
+
+  private unrenewed(): boolean {
+    const renewal = this.renewal;
+    return renewal !== null && (renewal.failed || performance.now() - renewal.since >= renewal.stalledAfterMs);
   }
 
   /** Fires now: the lease turned out to be lost. */

@@ -149,7 +149,9 @@ export async function withLease<DB, TB extends keyof DB & string, T>(
     await onEvent({ kind: "renewed", lease });
     return true;
   };
-  const renewal = new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => {
+  const renewEvery = Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3));
+  const renewal = new Renewal(renewEvery, async () => {
+    deadline.renewalStarted(renewEvery);
     await renew().catch((error: unknown) => {
       deadline.renewalFailed();
       throw error;
