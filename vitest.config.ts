@@ -5,6 +5,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 // The lease library and the switch on PostgreSQL alone (`npm run test:lease`): no build, no app.
 const leaseFiles = ["lib/lease/**/*.pg.test.ts", "lib/switch/**/*.pg.test.ts"];
 const modelFiles = ["test/model-check*.test.ts"];
+// Across real promotions (`npm run test:failover`): its own PostgreSQL 15 pair, its files one after another.
+const failoverFiles = ["test/failover/**/*.test.ts"];
 // The lease's tests over HTTP, and the other strategies', run again in the production shape
 // (`npm run test:production`).
 const productionFiles = [
@@ -90,11 +92,25 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*.test.ts", "lib/**/*.pg.test.ts"],
-          exclude: [...leaseFiles, ...modelFiles],
+          exclude: [...leaseFiles, ...modelFiles, ...failoverFiles],
           ...onTheApp,
         },
       },
       { resolve, test: { name: "model", include: modelFiles, ...onTheApp } },
+      {
+        resolve,
+        // The lease's suite and the failover tier's files on a primary with a synchronous standby, each file
+        // after a promotion (`postgresql-15` installed; the apps' files need `npm run build`).
+        test: {
+          name: "failover",
+          include: [...leaseFiles, ...failoverFiles],
+          globalSetup: ["test/failover/global-setup.ts"],
+          setupFiles: ["test/failover/file-cluster.ts", "test/setup/file-database.ts"],
+          env: { TEST_DATABASE_SUFFIX: "failover" },
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+        },
+      },
       // Two instances behind HAProxy, both through PgBouncer (`pgbouncer` and `haproxy` installed).
       inAnotherShape("production", productionFiles, "test/setup/file-app-production.ts"),
     ],

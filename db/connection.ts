@@ -31,11 +31,23 @@ export const databaseTimeouts = {
 // pg-pool uses its `connectionTimeoutMillis` both for the wait for a free connection and for connecting;
 // the client's own, shorter, timeout bounds the connecting.
 class TimedClient extends pg.Client {
+  /** It was refused a write as read-only (25006): it reaches a node that is a standby now. */
+  reachesStandby = false;
+
   constructor(config?: pg.ClientConfig) {
     super({ ...config, connectionTimeoutMillis: databaseTimeouts.connectMs });
     // A checked-out client (pg-pool listens only on idle ones) losing its server mid-transaction must not
     // crash the process: its queries fail with the error, and the pool drops it when it is released.
     this.on("error", () => undefined);
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((...args: unknown[]) => {
+      const result = query(...args);
+      if (result instanceof Promise)
+        result.catch((error: unknown) => {
+          if ((error as { code?: unknown }).code === "25006") this.reachesStandby = true;
+        });
+      return result;
+    }) as typeof this.query;
   }
 }
 
@@ -60,6 +72,12 @@ export function createDb<DB = Database>(
   });
   // An idle client losing its server (a restarted database) must not crash the process.
   pool.on("error", (error) => console.error("[db] idle client error:", error.message));
+  // After a failover, a connection opened before it may still reach the old primary, now a standby (through
+  // an address that has moved since): it is closed as it comes back, so the next one reaches the primary.
+  // (`end` marks it at once, before the pool decides to keep it.)
+  pool.on("release", (_error, client) => {
+    if ((client as unknown as TimedClient).reachesStandby) void client.end().catch(() => undefined);
+  });
   return {
     db: namedStatements ? kyselyOn<DB>(pool) : new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }),
     pool,

@@ -12,6 +12,7 @@ import * as fenceHolder from "./migrations/0011_fence_holder";
 import * as experimentRuns from "./migrations/0012_experiment_runs";
 import * as journalNotify from "./migrations/0013_journal_notify";
 import * as quietNotifications from "./migrations/0014_quiet_notifications";
+import * as fenceGeneration from "./migrations/0015_fence_generation";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   "0012_experiment_runs": experimentRuns,
   "0013_journal_notify": journalNotify,
   "0014_quiet_notifications": quietNotifications,
+  "0015_fence_generation": fenceGeneration,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -14,6 +14,8 @@ export interface UsersTable {
   identity_action_locked_until: Date | null;
   identity_action_lock_token: string | null;
   identity_action_fence: ColumnType<string, string | undefined, string>;
+  /** The generation (the primary's timeline) the last lease was taken in: lib/lease's `primaryGeneration`. */
+  identity_action_generation: ColumnType<string, string | undefined, string>;
 }
 
 /** An identity's id is the provider's user id, `"{provider}|{providerUserId}"`, e.g. `"github|8812"`. */

@@ -43,4 +43,59 @@ describe("two instances behind HAProxy", () => {
     expect(servedBy).toEqual(new Set(["1", "2"]));
     expect((await balanced.audit()).consistent).toBe(true);
   });
+
+  // Last: it kills the second instance.
+  it("an instance killed under load: the other answers all within 1.5 s; nothing HAProxy answers itself is HTML", async () => {
+    const answers: {
+      at: number;
+      status: number;
+      instance: string | null;
+      type: string | null;
+      retryAfter: string | null;
+    }[] = [];
+    // A request the dead instance never answered is sent to the other (HAProxy's retry); one it had begun to
+    // answer cannot be: its answer is cut (the client sees the connection close mid-answer).
+    let unanswered = 0;
+    let cut = 0;
+    const started = performance.now();
+    let killedAt = Infinity;
+    const reader = async () => {
+      while (performance.now() - started < 4_000) {
+        const answer = await fetch(`${pair.balancerUrl}/api/lab/instances`).catch(() => null);
+        if (!answer) {
+          unanswered++;
+          continue;
+        }
+        if (
+          !(await answer.arrayBuffer().then(
+            () => true,
+            () => false,
+          ))
+        )
+          cut++;
+        answers.push({
+          at: performance.now(),
+          status: answer.status,
+          instance: answer.headers.get("X-Lab-Instance"),
+          type: answer.headers.get("content-type"),
+          retryAfter: answer.headers.get("retry-after"),
+        });
+      }
+    };
+    const readers = Array.from({ length: 4 }, reader);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    killedAt = performance.now();
+    await pair.apps[1]!.kill();
+    await Promise.all(readers);
+    expect(unanswered).toBe(0);
+    // At most one answer in flight per reader when the instance died.
+    expect(cut).toBeLessThanOrEqual(4);
+    for (const answer of answers.filter((each) => each.status !== 200)) {
+      expect(answer.type).toBe("application/problem+json");
+      expect(answer.retryAfter).toMatch(/^\d+$/);
+    }
+    const settled = answers.filter((answer) => answer.at > killedAt + 1_500);
+    expect(settled.length).toBeGreaterThan(0);
+    for (const answer of settled) expect([answer.status, answer.instance]).toEqual([200, "1"]);
+  });
 });

@@ -48,6 +48,13 @@ export const config = {
       : switchDefaults.providerEnforcesFencing,
     reconcileAfterMs: Number(process.env.RECONCILE_AFTER_MS ?? switchDefaults.reconcileAfterMs),
   },
+  /**
+   * Where the simulated provider keeps its state when not in the lab's database: under `--replica` and `--ha`,
+   * a database of the embedded server, which does not fail over (its experiments' sandbox saves it there).
+   */
+  providerDatabaseUrl: process.env.PROVIDER_DATABASE_URL ?? "",
+  /** The launcher's hand on a replicated database (`--replica`, `--ha`), for the failover experiments; empty: none. */
+  databaseOperatorUrl: process.env.LAB_DATABASE_OPERATOR_URL ?? "",
   /** The redis-server of the `redis` strategy (`--redis`); empty: none. */
   redisUrl: process.env.REDIS_URL ?? "",
 };

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { Problem } from "../core/problems";
+import { databaseCluster, shownUrl, type NodeRole } from "./database-nodes";
 import { instanceId } from "./instance";
 
 export const peerUrls = (): string[] =>
@@ -20,13 +21,24 @@ export interface Instances {
   balancer: string | null;
   /** Each peer by its number (its place in LAB_PEER_URLS, from 1), the relay's address for it. */
   peers: { peer: number; url: string }[];
+  /**
+   * The database's nodes under `--replica` or `--ha`, each as it answers now (empty with one database);
+   * a node that does not answer (killed, restarting) is listed in `databasesUnreachable` instead.
+   */
+  databases: { name: string; url: string; role: NodeRole }[];
+  databasesUnreachable: { name: string; url: string }[];
 }
 
-export const instances = (): Instances => ({
-  instance: instanceId,
-  balancer: process.env.LAB_BALANCER_URL || null,
-  peers: peerUrls().map((url, index) => ({ peer: index + 1, url })),
-});
+export async function instances(): Promise<Instances> {
+  const nodes = (await databaseCluster())?.nodes ?? [];
+  return {
+    instance: instanceId,
+    balancer: process.env.LAB_BALANCER_URL || null,
+    peers: peerUrls().map((url, index) => ({ peer: index + 1, url })),
+    databases: nodes.flatMap(({ name, url, role }) => (role ? [{ name, url: shownUrl(url), role }] : [])),
+    databasesUnreachable: nodes.flatMap(({ name, url, role }) => (role ? [] : [{ name, url: shownUrl(url) }])),
+  };
+}
 
 export const peerSchema = z
   .string()

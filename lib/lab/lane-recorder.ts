@@ -111,8 +111,15 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       case "acquired": {
         this.admit();
         const expiresAt = event.lease.expiresAt.toISOString();
-        this.lane.lease = { acquiredAt: dbNow(), expiresAt, releasedAt: null, fence: String(event.lease.fence) };
-        acquire?.("won", `1 row: won, fence ${event.lease.fence}, expires at ${clockTime(expiresAt)}`);
+        const { fence, generation } = event.lease;
+        this.lane.lease = {
+          acquiredAt: dbNow(),
+          expiresAt,
+          releasedAt: null,
+          fence: String(fence),
+          generation: String(generation),
+        };
+        acquire?.("won", `1 row: won, fence ${fence} (generation ${generation}), expires at ${clockTime(expiresAt)}`);
         return;
       }
       case "refused":

@@ -14,6 +14,11 @@
  *
  * Why: 64 switches may answer at once. Gathering for a frame turns their rows into a few statements; at most
  * one statement in flight keeps the rows' order (a later version never overtaken by an earlier one).
+ *
+ * A write that fails (the database is away: a promotion) is made again, whole, once it is back: the gathering
+ * waits longer each time (250 ms, doubling up to 2 s) while writes fail. A lane whose last version was never
+ * written would stay "running" on the timeline, and keep the audit from ever settling. The answers that wait
+ * for a write are let go when it fails: an answer never waits for the database to come back.
  */
 import type { Insertable } from "kysely";
 import type { OperationLanesTable } from "../../db/schema";
@@ -31,6 +36,9 @@ export interface RecordedLane {
 
 /** How long due lanes gather before they are written, when no answer waits: the live view's frame. */
 const laneWriteEveryMs = 25;
+/** After a failed write, the first wait before the next, and the longest; a lane is given up after a minute. */
+const retryAfterMs = { first: 250, most: 2_000 };
+const mostFailures = 30;
 
 type WriterState = { kind: "idle" } | { kind: "gathering"; due: ReturnType<typeof setTimeout> } | { kind: "writing" };
 
@@ -39,12 +47,16 @@ interface Progress {
   attempted: number;
   waiters: { version: number; resolve: () => void }[];
   failureLogged: boolean;
+  /** Failed writes since its last one that succeeded. */
+  failures: number;
 }
 
 class LaneWriter {
   private state: WriterState = { kind: "idle" };
   private readonly due = new Set<RecordedLane>();
   private readonly progress = new WeakMap<RecordedLane, Progress>();
+  /** 0 while writes succeed; else how long to wait before the next attempt. */
+  private retryDelayMs = 0;
 
   /** The lane's row is due (its request started, under a strategy the audit reads lanes for): next window. */
   request(lane: RecordedLane): void {
@@ -53,7 +65,10 @@ class LaneWriter {
     // gathering: the window already set covers it; writing: it stays due for the next statement.
   }
 
-  /** Writes the lane as it is now, and resolves once that write has ended (a failed write is logged). */
+  /**
+   * Writes the lane as it is now, and resolves once that write has ended (a failed write is logged, and the
+   * lane written again later).
+   */
   written(lane: RecordedLane): Promise<void> {
     this.due.add(lane);
     const progress = this.progressOf(lane);
@@ -65,7 +80,7 @@ class LaneWriter {
   }
 
   private gather(): void {
-    const due = setTimeout(() => void this.write(), laneWriteEveryMs);
+    const due = setTimeout(() => void this.write(), this.retryDelayMs || laneWriteEveryMs);
     due.unref?.();
     this.state = { kind: "gathering", due };
   }
@@ -83,18 +98,30 @@ class LaneWriter {
     const rows = new Map(batch.map(({ lane }) => [lane.operationId, lane.row()]));
     try {
       await upsertLanes([...rows.values()]);
+      this.retryDelayMs = 0;
+      for (const { lane } of batch) this.progressOf(lane).failures = 0;
     } catch (error) {
-      for (const { lane } of batch) {
-        const progress = this.progressOf(lane);
-        if (!progress.failureLogged) console.error("[timeline] could not record operation", lane.operationId, error);
-        progress.failureLogged = true;
-      }
+      this.failed(batch, error);
     }
     for (const { lane, version } of batch) this.attempted(lane, version);
     this.state = { kind: "idle" };
-    // Lanes due meanwhile: at once if an answer waits for one of them, else in the next window.
-    if ([...this.due].some((lane) => this.progressOf(lane).waiters.length > 0)) void this.write();
+    // Lanes due meanwhile: at once if an answer waits for one of them (unless writes are failing), else in the
+    // next window.
+    const waited = [...this.due].some((lane) => this.progressOf(lane).waiters.length > 0);
+    if (waited && this.retryDelayMs === 0) void this.write();
     else if (this.due.size > 0) this.gather();
+  }
+
+  /** Each lane is written again, as it is then, with the next batch; unless it has failed for a minute. */
+  private failed(batch: { lane: RecordedLane }[], error: unknown): void {
+    for (const { lane } of batch) {
+      const progress = this.progressOf(lane);
+      if (!progress.failureLogged) console.error("[timeline] could not record operation", lane.operationId, error);
+      progress.failureLogged = true;
+      if (++progress.failures < mostFailures) this.due.add(lane);
+      else console.error("[timeline] gave up recording operation", lane.operationId);
+    }
+    this.retryDelayMs = Math.min(retryAfterMs.most, Math.max(retryAfterMs.first, this.retryDelayMs * 2));
   }
 
   /** Waiters wait for the version of their time: versions only grow, so the due ones come first. */
@@ -107,7 +134,8 @@ class LaneWriter {
 
   private progressOf(lane: RecordedLane): Progress {
     let progress = this.progress.get(lane);
-    if (!progress) this.progress.set(lane, (progress = { attempted: 0, waiters: [], failureLogged: false }));
+    if (!progress)
+      this.progress.set(lane, (progress = { attempted: 0, waiters: [], failureLogged: false, failures: 0 }));
     return progress;
   }
 }

@@ -72,6 +72,11 @@ export interface LaneLease {
   /** When the release cleared it; null while held, or when it expired unreleased. */
   releasedAt: string | null;
   fence: string;
+  /**
+   * The generation of the primary that issued the fence (its timeline): the lease's fencing token is
+   * (generation, fence), compared in that order. Absent on lanes recorded before it was kept.
+   */
+  generation?: string;
 }
 
 export interface Lane {

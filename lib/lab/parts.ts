@@ -1,22 +1,27 @@
 /**
- * The production parts an experiment may need, and whether this instance runs with them: they are
- * started by the launcher when asked for (`--pgbouncer`, `--redis`), never by the app.
+ * The production parts an experiment may need, named by their Debian packages, and whether this instance
+ * runs with them: they are started by the launcher when asked for (`--pgbouncer`, `--redis`, `--replica`,
+ * `--ha`), never by the app.
  */
 import { config } from "../core/config";
 import { Problem } from "../core/problems";
+import { databaseCluster } from "./database-nodes";
 import { redisAnswers } from "./redis-lock";
 
-export type Part = "pgbouncer" | "redis-server";
+export type Part = "pgbouncer" | "redis-server" | "postgresql-15" | "patroni" | "etcd-server";
 
 /** How to start the app with `part`, for the page and the problem that refuses a run without it. */
 export const partFlags: Record<Part, string> = {
   pgbouncer: "--pgbouncer",
   "redis-server": "--redis",
+  "postgresql-15": "--replica async",
+  patroni: "--ha",
+  "etcd-server": "--ha",
 };
 
-/** The command that starts the lab with `parts`. */
+/** The command that starts the lab with `parts` (a flag two parts share, once). */
 export const startCommand = (parts: readonly Part[]): string =>
-  `npm run dev -- ${parts.map((part) => partFlags[part]).join(" ")}`;
+  `npm run dev -- ${[...new Set(parts.map((part) => partFlags[part]))].join(" ")}`;
 
 /** The parts this instance runs with now. */
 export async function partsRunning(): Promise<Set<Part>> {
@@ -25,6 +30,10 @@ export async function partsRunning(): Promise<Set<Part>> {
   if (config.transactionPooler) running.add("pgbouncer");
   // The redis-server the launcher started (REDIS_URL), answering now: a restart in progress is not running.
   if (await redisAnswers()) running.add("redis-server");
+  // A replicated database, as its operator tells it: PostgreSQL 15 nodes with a standby, or Patroni's.
+  const cluster = await databaseCluster();
+  if (cluster?.shape === "replica") running.add("postgresql-15");
+  if (cluster?.shape === "ha") for (const part of ["patroni", "etcd-server"] as const) running.add(part);
   return running;
 }
 

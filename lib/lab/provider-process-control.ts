@@ -43,11 +43,17 @@ export async function probeProvider(baseUrl: string): Promise<ProviderHealth | "
 /**
  * For `npm run dev` and `npm start`: the base URL of the provider on `port` for `databaseUrl`, started (as a
  * process that outlives this one, its output in `<lab>/provider.log`, recorded in `<lab>/provider.json`) when
- * nobody answers there. `lab` is the checkout's `.lab/` (a test names another).
+ * nobody answers there. `lab` is the checkout's `.lab/` (a test names another). `stateUrl`: where it keeps its
+ * state when not in `databaseUrl` (the replicated shapes: on a database that does not fail over with the lab's).
  */
-export async function ensureProvider(databaseUrl: string, port: number, lab = checkoutLab): Promise<string> {
+export async function ensureProvider(
+  databaseUrl: string,
+  port: number,
+  lab = checkoutLab,
+  stateUrl = databaseUrl,
+): Promise<string> {
   const baseUrl = `http://127.0.0.1:${port}`;
-  const database = databaseOf(databaseUrl);
+  const database = databaseOf(stateUrl);
   const found = await probeProvider(baseUrl);
   if (found === "another program")
     throw new Error(`port ${port} is taken by another program: set IDP_PORT to a free port for the provider`);
@@ -65,7 +71,7 @@ export async function ensureProvider(databaseUrl: string, port: number, lab = ch
     cwd: root,
     detached: true,
     stdio: ["ignore", log, log],
-    env: { ...process.env, DATABASE_URL: databaseUrl, IDP_PORT: String(port) },
+    env: { ...process.env, ...providerDatabases(databaseUrl, stateUrl), IDP_PORT: String(port) },
   });
   child.unref();
   for (let waited = 0; waited < 30_000; waited += 200) {
@@ -80,6 +86,12 @@ export async function ensureProvider(databaseUrl: string, port: number, lab = ch
   }
   throw new Error(`the provider did not start on port ${port}; see ${logFile}`);
 }
+
+/** The provider process's databases: the lab's (its settings), and its state's when elsewhere. */
+const providerDatabases = (databaseUrl: string, stateUrl: string) => ({
+  DATABASE_URL: databaseUrl,
+  PROVIDER_DATABASE_URL: stateUrl === databaseUrl ? "" : stateUrl,
+});
 
 /**
  * `npm run provider:stop`: stops the provider this checkout started (`ensureProvider`'s record in `lab`),
@@ -114,11 +126,16 @@ function readRecord(lab: string): ProviderRecord | null {
  * For tests: a provider for `databaseUrl` on a free port, as a child of this process that ends when this
  * process does (however it ends: it watches its standard input). Its output goes to stderr with APP_LOG.
  */
-export async function startChildProvider(databaseUrl: string): Promise<string> {
+export async function startChildProvider(databaseUrl: string, stateUrl = databaseUrl): Promise<string> {
   const child = spawn(command[0], command.slice(1), {
     cwd: root,
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, DATABASE_URL: databaseUrl, IDP_PORT: "0", PROVIDER_EXIT_WITH_PARENT: "1" },
+    env: {
+      ...process.env,
+      ...providerDatabases(databaseUrl, stateUrl),
+      IDP_PORT: "0",
+      PROVIDER_EXIT_WITH_PARENT: "1",
+    },
   });
   let output = "";
   let started = false;

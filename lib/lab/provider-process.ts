@@ -1,31 +1,59 @@
 /**
- * The simulated provider's process as the lab runs it: `node --import tsx lib/lab/provider-process.ts`,
- * with DATABASE_URL (where its `idp` state and the lab's settings are) and IDP_PORT (0: any free port). The
- * simulator's knobs are the `provider` part of the lab's settings, its script taken one outcome at a time.
- * It prints one line, `${readyLine} <base URL>`, once it answers. It stops on SIGTERM or SIGINT and, when
- * started with `PROVIDER_EXIT_WITH_PARENT`, when its standard input closes: its parent ended, however it ended.
+ * The simulated provider's process as the lab runs it: `node --import tsx lib/lab/provider-process.ts`, with
+ * DATABASE_URL (the lab's database, where its settings are), PROVIDER_DATABASE_URL (where its `idp` state is;
+ * the lab's database unless set) and IDP_PORT (0: any free port). The simulator's knobs are the `provider` part
+ * of the lab's settings, its script taken one outcome at a time. It prints one line, `${readyLine} <base URL>`,
+ * once it answers. It stops on SIGTERM or SIGINT and, when started with `PROVIDER_EXIT_WITH_PARENT`, when its
+ * standard input closes: its parent ended, however it ended.
+ *
+ * Under a replicated database (`--replica`, `--ha`) its state is on a server of its own, as a third party's is:
+ * a failover of the lab's database loses none of the provider's writes. Its knobs still come from the lab's
+ * database: while that one cannot be reached (a promotion), it plays on with the knobs it last had.
  */
-import { kyselyOn } from "../../db/connection";
+import type { Kysely } from "kysely";
+import { createDb, kyselyOn } from "../../db/connection";
 import type { Database } from "../../db/schema";
+import type { ChaosSource } from "../provider-sim/handlers";
 import { startProviderServer } from "../provider-sim/server";
 import { readyLine } from "./provider-process-control";
+import { relayProviderCalls } from "./provider-call-relay";
 import { hearLabSettings, labSettings } from "./settings-snapshot";
 import { takeScriptedOutcome } from "./settings-store";
 
-const databaseUrl = process.env.DATABASE_URL;
-if (!databaseUrl) throw new Error("the provider needs DATABASE_URL");
-const provider = await startProviderServer(databaseUrl, Number(process.env.IDP_PORT ?? 0), (pool) => {
-  const labTables = kyselyOn<Database>(pool);
-  // The knobs as last announced: a simulated call reads no settings row.
+const labUrl = process.env.DATABASE_URL;
+if (!labUrl) throw new Error("the provider needs DATABASE_URL");
+const stateUrl = process.env.PROVIDER_DATABASE_URL || labUrl;
+
+/** The knobs as last announced (a simulated call reads no settings row), or as last had. */
+function knobsOn(labTables: Kysely<Database>): ChaosSource {
   hearLabSettings(labTables, () => {});
+  let last: Awaited<ReturnType<ChaosSource["settings"]>> | null = null;
   return {
-    settings: async () => (await labSettings(labTables)).provider,
-    takeScriptedOutcome: (endpoint) => takeScriptedOutcome(labTables, endpoint),
+    settings: async () => {
+      try {
+        return (last = (await labSettings(labTables)).provider);
+      } catch (error) {
+        if (!last) throw error;
+        return last;
+      }
+    },
+    takeScriptedOutcome: (endpoint) =>
+      takeScriptedOutcome(labTables, endpoint).catch((error: unknown) => {
+        console.error(`[provider] could not take a scripted ${endpoint} outcome, none is played:`, error);
+        return null;
+      }),
   };
-});
+}
+
+const ownState = stateUrl !== labUrl;
+const provider = await startProviderServer(stateUrl, Number(process.env.IDP_PORT ?? 0), (pool) =>
+  knobsOn(ownState ? createDb<Database>(labUrl, 3).db : kyselyOn<Database>(pool)),
+);
+// Its calls' notifications come from its own database: the lab's stream hears them through the lab's.
+const relay = ownState ? await relayProviderCalls(stateUrl, labUrl) : null;
 console.log(`${readyLine} ${provider.baseUrl}`);
 
-const stop = () => void provider.close().finally(() => process.exit(0));
+const stop = () => void Promise.all([provider.close(), relay?.stop()]).finally(() => process.exit(0));
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 if (process.env.PROVIDER_EXIT_WITH_PARENT) {

@@ -20,6 +20,29 @@ describe("deadline", () => {
     expect(deadline.remainingMs()).toBe(0);
   });
 
+  it("says its time ran out unrenewed when a renewal failed or stalled, and a plain timeout otherwise", async () => {
+    const unrenewed = new Deadline(20);
+    unrenewed.renewalStarted(1_000);
+    unrenewed.renewalFailed();
+    await new Promise((resolve) => unrenewed.signal.addEventListener("abort", resolve));
+    expect(unrenewed.firedBecause).toBe("unrenewed");
+    expect((unrenewed.signal.reason as DOMException).name).toBe("TimeoutError");
+    const renewedSince = new Deadline(20);
+    renewedSince.renewalStarted(1_000);
+    renewedSince.renewalFailed();
+    renewedSince.extend(20);
+    await new Promise((resolve) => renewedSince.signal.addEventListener("abort", resolve));
+    expect(renewedSince.firedBecause).toBe("timeout");
+    const stalled = new Deadline(30);
+    stalled.renewalStarted(10);
+    await new Promise((resolve) => stalled.signal.addEventListener("abort", resolve));
+    expect(stalled.firedBecause).toBe("unrenewed");
+    const answering = new Deadline(20);
+    answering.renewalStarted(1_000);
+    await new Promise((resolve) => answering.signal.addEventListener("abort", resolve));
+    expect(answering.firedBecause).toBe("timeout");
+  });
+
   it("stays disposed: a late extension arms no timer and moves nothing", async () => {
     const deadline = new Deadline(10_000);
     const before = deadline.remainingMs();

@@ -5,12 +5,17 @@
  * matching words.
  */
 
-/** Why a deadline fired: its time ran out, or the lease it sat inside was found lost. */
-export type DeadlineCause = "timeout" | "lease-lost";
+/**
+ * Why a deadline fired: its time ran out, or the lease it sat inside was found lost, or its time ran out
+ * while the lease was being renewed (a renewal failed, or had not answered: the database away or stalled,
+ * as in a failover).
+ */
+export type DeadlineCause = "timeout" | "lease-lost" | "unrenewed";
 
 const messages: Record<DeadlineCause, string> = {
   timeout: "deadline reached",
   "lease-lost": "the lease was lost",
+  unrenewed: "deadline reached: the lease could not be renewed in time",
 };
 
 export class Deadline {
@@ -19,6 +24,8 @@ export class Deadline {
   private at = 0;
   private cause: DeadlineCause | null = null;
   private disposed = false;
+  /** Since a renewal was started and none has succeeded: whether one failed, and how long one may take. */
+  private renewal: { since: number; stalledAfterMs: number; failed: boolean } | null = null;
 
   constructor(budgetMs: number) {
     this.extend(budgetMs);
@@ -41,13 +48,34 @@ export class Deadline {
   extend(budgetMs: number): void {
     if (this.cause || this.disposed) return;
     clearTimeout(this.timer);
+    this.renewal = null;
     this.at = performance.now() + Math.max(0, budgetMs);
-    this.timer = setTimeout(() => this.fire("timeout"), Math.max(0, Math.floor(budgetMs)));
+    this.timer = setTimeout(
+      () => this.fire(this.unrenewed() ? "unrenewed" : "timeout"),
+      Math.max(0, Math.floor(budgetMs)),
+    );
     this.timer.unref?.();
   }
 
+  /**
+   * A renewal is under way. If the time runs out before one succeeds (and moves it), and one failed or has
+   * taken `stalledAfterMs` or more (a healthy database answers in milliseconds), that is why.
+   */
+  renewalStarted(stalledAfterMs: number): void {
+    this.renewal = { since: performance.now(), stalledAfterMs, failed: this.renewal?.failed ?? false };
+  }
+
+  renewalFailed(): void {
+    if (this.renewal) this.renewal.failed = true;
+  }
+
+  private unrenewed(): boolean {
+    const renewal = this.renewal;
+    return renewal !== null && (renewal.failed || performance.now() - renewal.since >= renewal.stalledAfterMs);
+  }
+
   /** Fires now: the lease turned out to be lost. */
-  abort(cause: Exclude<DeadlineCause, "timeout">): void {
+  abort(cause: "lease-lost"): void {
     this.fire(cause);
   }
 
@@ -61,7 +89,7 @@ export class Deadline {
     if (this.cause) return;
     clearTimeout(this.timer);
     this.cause = cause;
-    const name = cause === "timeout" ? "TimeoutError" : "AbortError";
+    const name = cause === "lease-lost" ? "AbortError" : "TimeoutError";
     this.controller.abort(new DOMException(messages[cause], name));
   }
 }

@@ -97,6 +97,8 @@ export function inMemoryLeaseLock<DB = unknown, TB extends keyof DB & string = k
         expiresAt: row.until === null ? null : new Date(row.until),
         token: row.token,
         fence: row.fence,
+        // One process, no primary to be promoted: no generation.
+        generation: null,
         remainingMs: isHeld ? row.until! - clock.now() : 0,
       };
     },
@@ -154,6 +156,7 @@ function handle<DB, TB extends keyof DB & string>(
     rowId,
     token,
     fence: row.fence,
+    generation: 0n,
     get expiresAt() {
       return state.expiresAt;
     },

@@ -2,6 +2,7 @@ export { Deadline, sleep, type DeadlineCause } from "./deadline.ts";
 export type { HoldersPage, HoldersQuery, LeaseHolder } from "./holders.ts";
 export {
   leaseLock,
+  primaryGeneration,
   type Acquisition,
   type AcquireOptions,
   type LeaseColumns,

@@ -24,6 +24,8 @@ export interface LeaseRefs {
   lockedUntil: RawBuilder<unknown>;
   token: RawBuilder<unknown>;
   fence: RawBuilder<unknown>;
+  /** The optional column that stores the generation a lease was taken in. */
+  generation: RawBuilder<unknown> | null;
   named(statement: string): RawBuilder<unknown>;
 }
 
@@ -40,6 +42,7 @@ export function leaseRefs<DB, TB extends keyof DB & string>(
     lockedUntil: sql.ref(columns.lockedUntil),
     token: sql.ref(columns.token),
     fence: sql.ref(columns.fence),
+    generation: columns.generation ? sql.ref(columns.generation) : null,
     named: (statement) =>
       options.preparedName ? sql.raw(`/* prepared: ${options.preparedName}_${statement} */`) : sql``,
   };
@@ -58,6 +61,7 @@ interface Extended {
 export interface Taking {
   token: string;
   fence: bigint;
+  generation: bigint;
   until: Date;
   remainingMs: number;
 }
@@ -85,6 +89,7 @@ export function leaseHandle<DB, TB extends keyof DB & string>(
     rowId,
     token: taken.token,
     fence: taken.fence,
+    generation: taken.generation,
     get expiresAt() {
       return state.expiresAt;
     },

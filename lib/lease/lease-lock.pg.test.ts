@@ -14,6 +14,7 @@ interface LeaseTestDatabase {
     identity_action_locked_until: Date | null;
     identity_action_lock_token: string | null;
     identity_action_fence: Generated<string>;
+    identity_action_generation: Generated<string>;
   };
   lease_test_identities: { id: string; user_id: string; position: number };
 }
@@ -25,6 +26,7 @@ const identityActionLease = leaseLock<LeaseTestDatabase, "lease_test_users">({
   lockedUntil: "identity_action_locked_until",
   token: "identity_action_lock_token",
   fence: "identity_action_fence",
+  generation: "identity_action_generation",
 });
 const { db, pool } = testDb<LeaseTestDatabase>(CONTENDERS + 5);
 
@@ -34,7 +36,8 @@ beforeAll(async () => {
     CREATE TABLE lease_test_users (
       id text PRIMARY KEY, display_name text NOT NULL, version integer NOT NULL DEFAULT 1,
       identity_action_locked_at timestamptz, identity_action_locked_until timestamptz,
-      identity_action_lock_token text, identity_action_fence bigint NOT NULL DEFAULT 0
+      identity_action_lock_token text, identity_action_fence bigint NOT NULL DEFAULT 0,
+      identity_action_generation bigint NOT NULL DEFAULT 0
     )`.execute(db);
   await sql`CREATE TABLE lease_test_identities (id text PRIMARY KEY, user_id text NOT NULL, position integer NOT NULL)`.execute(
     db,
@@ -149,6 +152,19 @@ describe("lease lock on real PostgreSQL", () => {
       await sql`UPDATE lease_test_users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
     },
   );
+
+  it("takes the primary's generation in the acquiring statement, stores it on the row, and inspect reads it back", async () => {
+    const { rows } = await sql<{ timeline: string }>`
+      SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint::text AS timeline`.execute(
+      db,
+    );
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
+    // The timeline the server writes its WAL on now: 1 on a server that was never promoted.
+    expect(lease.generation).toBe(BigInt(rows[0]!.timeline));
+    expect(lease.generation).toBeGreaterThanOrEqual(1n);
+    expect((await identityActionLease.inspect(db, "ada"))?.generation).toBe(lease.generation);
+    await lease.release();
+  });
 
   it("grows the fence by one at every acquisition", async () => {
     const fences: bigint[] = [];

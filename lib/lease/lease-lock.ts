@@ -1,6 +1,7 @@
 /**
  * A lease lock stored as data on the protected row: three nullable columns (when it was taken, until when
- * it holds, the holder's token) and a fence that grows at every acquisition. Each statement here is one
+ * it holds, the holder's token) and a fence that grows at every acquisition, qualified by the generation of
+ * the primary that issued it (grows at every promotion; optionally stored). Each statement here is one
  * autocommit statement: no transaction and no connection is held between acquire and release. Every
  * moment is the database's (`now()`, `clock_timestamp()`); Node only ever receives durations.
  */
@@ -34,7 +35,19 @@ export interface LeaseColumns<DB, TB extends keyof DB & string> {
   lockedUntil: ColumnsOfType<DB[TB], Date | null>;
   token: ColumnsOfType<DB[TB], string | null>;
   fence: ColumnsOfType<DB[TB], string | number | bigint>;
+  /** Optional: the generation the current lease was taken in (see `primaryGeneration`), written by acquire. */
+  generation?: ColumnsOfType<DB[TB], string | number | bigint>;
 }
+
+/**
+ * The primary's generation: the timeline of its WAL insert position. A promoted standby starts a new
+ * timeline, greater than every one before it, before it takes its first write, and needs no write of its
+ * own to say so (measured: `npm run measure:generation`, docs/failover.md). The checkpoint's timeline
+ * (`pg_control_checkpoint()`) lags until the end-of-recovery checkpoint, and a row bumped by a callback
+ * (Patroni's on_role_change) comes after the first writes, or not at all.
+ */
+export const primaryGeneration: RawBuilder<string> = sql<string>`
+  ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`;
 
 export interface LeaseLockOptions {
   /**
@@ -48,8 +61,9 @@ export interface LeaseLockOptions {
 
 /**
  * A statement run inside another statement of the lease (so it is atomic with it). At acquisition it
- * reads the CTE `acquired` (the row's columns plus `lease_lock_fence` and `lease_lock_until`); at a
- * renewal or a hold, the CTE `extended` (`until`: the new expiry). E.g. `INSERT … SELECT … FROM acquired RETURNING id`.
+ * reads the CTE `acquired` (the row's columns plus `lease_lock_fence`, `lease_lock_generation` and
+ * `lease_lock_until`); at a renewal or a hold, the CTE `extended` (`until`: the new expiry).
+ * E.g. `INSERT … SELECT … FROM acquired RETURNING id`.
  */
 export type StatementRecorder = () => RawBuilder<unknown>;
 
@@ -78,8 +92,14 @@ export interface AcquireOptions {
 export interface LeaseHandle<DB = unknown, TB extends keyof DB & string = keyof DB & string> {
   readonly rowId: RowId;
   readonly token: string;
-  /** Grows by one at every acquisition of this row's lease: a fencing token. */
+  /** Grows by one at every acquisition of this row's lease: a fencing token… */
   readonly fence: bigint;
+  /**
+   * …within the generation of the primary that took it (`primaryGeneration`): a lease taken after a
+   * promotion has a greater one. (generation, fence) compared in that order never repeats across a
+   * promotion that lost acquisitions; the fence alone may.
+   */
+  readonly generation: bigint;
   /** When the lease expires, as the database last said (renewals move it). */
   readonly expiresAt: Date;
   /** How long it had left when the database last answered… */
@@ -137,6 +157,8 @@ export interface LeaseState {
   expiresAt: Date | null;
   token: string | null;
   fence: bigint;
+  /** The generation the last lease was taken in; null when the lease has no generation column. */
+  generation: bigint | null;
   /** 0 when not held. */
   remainingMs: number;
 }
@@ -159,6 +181,8 @@ interface AcquiredMeta {
   lease_lock_token: string | null;
   /** From the acquired row (its fence and expiry as the intent recorder reads them). */
   lease_lock_fence: string | number | null;
+  /** The primary's generation, read by the acquiring statement itself. */
+  lease_lock_generation: string | null;
   lease_lock_until: Date | null;
   lease_lock_held_until: Date | null;
   lease_lock_remaining_ms: number | null;
@@ -198,6 +222,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       const {
         lease_lock_token: tokenTaken,
         lease_lock_fence: fenceTaken,
+        lease_lock_generation: generationTaken,
         lease_lock_until: until,
         lease_lock_held_until: heldUntil,
         lease_lock_remaining_ms: remainingMs,
@@ -213,7 +238,13 @@ export function leaseLock<DB, TB extends keyof DB & string>(
           ? { acquired: false, reason: "unmet" }
           : { acquired: false, reason: "held", heldUntil, remainingMs: remainingMs ?? 0 };
       }
-      const taking = { token: tokenTaken, fence: BigInt(fenceTaken), until, remainingMs: remainingMs ?? 0 };
+      const taking = {
+        token: tokenTaken,
+        fence: BigInt(fenceTaken),
+        generation: BigInt(generationTaken ?? 0),
+        until,
+        remainingMs: remainingMs ?? 0,
+      };
       const lease = leaseHandle<DB, TB>(refs, db, rowId, taking, acquireOptions);
       return { acquired: true, lease, intentId, row: row as Selectable<DB[TB]>, also: also ?? {} };
     },
@@ -232,13 +263,14 @@ export function leaseLock<DB, TB extends keyof DB & string>(
  * would be, so the work need not read it again, and whatever `intent` and `also` sent with it.
  */
 function acquiringStatement(
-  { table, id, lockedAt, lockedUntil, token, fence, named }: LeaseRefs,
+  { table, id, lockedAt, lockedUntil, token, fence, generation, named }: LeaseRefs,
   rowId: RowId,
   { ttlMs, intent, requires, also = {} }: AcquireOptions,
 ): RawBuilder<AcquiredMeta & Record<string, unknown>> {
   const required = requires ?? sql<boolean>`true`;
   const reads = Object.entries(also);
   for (const [name] of reads) if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`also: "${name}" is no SQL name`);
+  const takesGeneration = generation ? sql`, ${generation} = ${primaryGeneration}` : sql``;
   const withIntent = intent ? sql`, intent AS (${intent()})` : sql``;
   const withReads = sql.join(
     reads.map(([name, read]) => sql`, ${sql.id(name)} AS (${read()})`),
@@ -253,9 +285,10 @@ function acquiringStatement(
     WITH acquired AS (
       UPDATE ${table}
          SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(ttlMs)},
-             ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
+             ${token} = gen_random_uuid(), ${fence} = ${fence} + 1${takesGeneration}
        WHERE ${id} = ${rowId} AND (${lockedUntil} IS NULL OR ${lockedUntil} < now()) AND (${required})
-      RETURNING *, ${fence} AS lease_lock_fence, ${lockedUntil} AS lease_lock_until
+      RETURNING *, ${fence} AS lease_lock_fence, ${primaryGeneration}::text AS lease_lock_generation,
+                ${lockedUntil} AS lease_lock_until
     )${withIntent}${withReads},
     holder AS (
       SELECT ${lockedUntil} AS until FROM ${table}
@@ -271,7 +304,7 @@ function acquiringStatement(
 }
 
 async function inspectLease<DB>(
-  { table, id, lockedAt, lockedUntil, token, fence, named }: LeaseRefs,
+  { table, id, lockedAt, lockedUntil, token, fence, generation, named }: LeaseRefs,
   db: Kysely<DB>,
   rowId: RowId,
 ): Promise<LeaseState | null> {
@@ -280,10 +313,12 @@ async function inspectLease<DB>(
     until: Date | null;
     token: string | null;
     fence: string;
+    generation: string | null;
     held: boolean;
     remaining_ms: number;
   }>`${named("inspect")}
     SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
+           ${generation ?? sql`NULL`}::text AS generation,
            coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
       FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
   const row = found.rows[0];
@@ -294,6 +329,7 @@ async function inspectLease<DB>(
     expiresAt: row.until,
     token: row.token,
     fence: BigInt(row.fence),
+    generation: row.generation === null ? null : BigInt(row.generation),
     remainingMs: row.held ? row.remaining_ms : 0,
   };
 }

@@ -149,8 +149,13 @@ export async function withLease<DB, TB extends keyof DB & string, T>(
     await onEvent({ kind: "renewed", lease });
     return true;
   };
-  const renewal = new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => {
-    await renew();
+  const renewEvery = Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3));
+  const renewal = new Renewal(renewEvery, async () => {
+    deadline.renewalStarted(renewEvery);
+    await renew().catch((error: unknown) => {
+      deadline.renewalFailed();
+      throw error;
+    });
   });
   const ending: Ending = { keep: { ms: 0, reason: "" }, released: false };
   const releaseWith = async (write: () => Promise<boolean>): Promise<boolean> => {

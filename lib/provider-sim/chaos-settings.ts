@@ -73,6 +73,12 @@ export const providerSettingsSchema = z
     /** The provider refuses a call whose X-Fencing-Token is lower than one it already saw for an account. */
     enforceFencing: z.boolean(),
     /**
+     * Fences compared as (X-Fencing-Generation, X-Fencing-Token), in that order: any holder on a promoted
+     * primary outranks every holder on the one before it. False: the token alone, as a provider that keeps
+     * only the counter (a promotion that lost acquisitions makes it accept a late write, or refuse the holder).
+     */
+    fenceGenerations: z.boolean(),
+    /**
      * The provider's hard limit: a request it has not applied this long after it arrived is never
      * applied. Until then, a call whose answer was lost may still land.
      */
@@ -136,6 +142,7 @@ const noOverrides = Object.fromEntries(Object.keys(calmChaos).map((key) => [key,
 export const defaultProviderSettings: ProviderSettings = {
   ...calmChaos,
   enforceFencing: false,
+  fenceGenerations: true,
   applyLimitMs: 10_000,
   seed: null,
   endpoints: { get: noOverrides, unlink: noOverrides, link: noOverrides },

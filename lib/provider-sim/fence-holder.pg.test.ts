@@ -8,7 +8,13 @@ import { getAccount, IdpError, linkAccount, resetProviderState, unlinkIdentity }
 // carry the same number. The provider, enforcing fencing, lets the first holder of a fence go on and refuses
 // the same fence from another holder.
 const { db } = createDb<IdpDatabase>(inject("databaseUrl"), 2);
-const fencing = (fence: bigint, holder: string | null) => ({ fence, holder, enforce: true });
+const fencing = (fence: bigint, holder: string | null, generation: bigint | null = null, byGeneration = true) => ({
+  fence,
+  generation,
+  holder,
+  enforce: true,
+  byGeneration,
+});
 const refusal = (call: Promise<unknown>) =>
   call.then(
     () => null,
@@ -48,5 +54,40 @@ describe("the provider's fence check, with the holder of each fence", () => {
     });
     // A call that names no holder is checked by its number only.
     await linkAccount(db, main, "github", "8812", fencing(8n, null));
+  });
+
+  it("compares (generation, fence) in that order: a holder of a newer generation outranks any fence of an older one", async () => {
+    await resetProviderState(db, seedProviderAccounts());
+    const main = "google-oauth2|104423";
+    // Before a promotion that lost acquisitions: operation-a took fence 8 in generation 1 and registered it.
+    await getAccount(db, main, fencing(8n, "operation-a", 1n));
+    // On the promoted primary the counter went back: operation-b has fence 7, in generation 2. It goes on…
+    await unlinkIdentity(db, main, "github", "8812", fencing(7n, "operation-b", 2n));
+    // …and operation-a's late write, whose counter is higher, is refused: its generation is older.
+    expect(await refusal(linkAccount(db, main, "github", "8812", fencing(8n, "operation-a", 1n)))).toEqual({
+      statusCode: 409,
+      errorCode: "fenced_token",
+    });
+    // An equal pair from another holder is still refused; from the same one it goes on.
+    expect(await refusal(linkAccount(db, main, "github", "8812", fencing(7n, "operation-c", 2n)))).toEqual({
+      statusCode: 409,
+      errorCode: "fenced_token",
+    });
+    await linkAccount(db, main, "github", "8812", fencing(7n, "operation-b", 2n));
+  });
+
+  it("a provider that keeps the counter alone takes the older generation's higher fence over the newer one", async () => {
+    await resetProviderState(db, seedProviderAccounts());
+    const main = "google-oauth2|104423";
+    const counterOnly = (fence: bigint, holder: string, generation: bigint) =>
+      fencing(fence, holder, generation, false);
+    await unlinkIdentity(db, main, "github", "8812", counterOnly(7n, "operation-b", 2n));
+    // operation-a's lease was lost with the old primary, yet its write lands: 8 > 7.
+    await linkAccount(db, main, "github", "8812", counterOnly(8n, "operation-a", 1n));
+    // And the rightful holder is refused from then on.
+    expect(await refusal(unlinkIdentity(db, main, "github", "8812", counterOnly(7n, "operation-b", 2n)))).toEqual({
+      statusCode: 409,
+      errorCode: "fenced_token",
+    });
   });
 });

@@ -87,9 +87,11 @@ export function simulatedProviderHandlers(
       const outcome = scripted ?? rollOutcome(chaos, random);
       const latencyMs = sampleLatency(chaos, random);
       const fencing = {
-        fence: fenceOf(request),
+        fence: numberHeader(request, "X-Fencing-Token"),
+        generation: numberHeader(request, "X-Fencing-Generation"),
         holder: request.headers.get("X-Operation-Id"),
         enforce: settings.enforceFencing,
+        byGeneration: settings.fenceGenerations,
       };
       const { applyLimitMs } = settings;
       // The limit holds even when a timer fires late on a busy process: past it, nothing is applied.
@@ -358,8 +360,9 @@ function untilAborted(signal: AbortSignal, limitMs: number): Promise<void> {
   });
 }
 
-function fenceOf(request: Request): bigint | null {
-  const header = request.headers.get("X-Fencing-Token");
+/** A fencing header's number (`X-Fencing-Token`: the fence; `X-Fencing-Generation`: its generation), or null. */
+function numberHeader(request: Request, name: string): bigint | null {
+  const header = request.headers.get(name);
   return header && /^\d{1,19}$/.test(header) ? BigInt(header) : null;
 }
 

@@ -26,6 +26,8 @@ export interface IdpCallsTable {
 export interface IdpFencesTable {
   account_user_id: string;
   fence: string;
+  /** The generation that fence was issued in: the provider compares (generation, fence) in that order. */
+  generation: string;
   /** The operation that brought the highest fence, when its calls named one. */
   holder: string | null;
 }

@@ -31,14 +31,20 @@ export class IdpError extends Error {
 }
 
 /**
- * The caller's fencing token and its holder (the operation id its calls carry), and whether the provider
- * refuses tokens older than one it has seen, or equal to one another holder brought.
+ * The caller's fencing token (the fence, and the generation it was issued in) and its holder (the operation
+ * id its calls carry); whether the provider refuses tokens older than one it has seen, or equal to one
+ * another holder brought; and whether it compares generations (false: the fence alone, as before them).
  */
 export interface Fencing {
   fence: bigint | null;
+  generation: bigint | null;
   holder: string | null;
   enforce: boolean;
+  byGeneration: boolean;
 }
+
+const tokenOf = ({ fence, generation }: Fencing) =>
+  sql`${fence?.toString() ?? null}::bigint, ${generation?.toString() ?? null}::bigint`;
 
 export async function listAccounts(db: Kysely<IdpDatabase>): Promise<IdpAccount[]> {
   const rows = await db
@@ -65,7 +71,7 @@ export async function listAccounts(db: Kysely<IdpDatabase>): Promise<IdpAccount[
 export function getAccount(db: Kysely<IdpDatabase>, accountId: string, fencing: Fencing): Promise<IdpAccount> {
   return providerCall<IdpAccount>(
     db,
-    sql`idp.get_account(${accountId}, ${fencing.fence?.toString() ?? null}::bigint, ${fencing.holder}::text)`,
+    sql`idp.get_account(${accountId}, ${tokenOf(fencing)}, ${fencing.holder}::text, ${fencing.byGeneration})`,
   );
 }
 
@@ -75,11 +81,12 @@ export function unlinkIdentity(
   primaryId: string,
   provider: string,
   userId: string,
-  { fence, holder, enforce }: Fencing,
+  fencing: Fencing,
 ): Promise<IdpIdentity[]> {
+  const { holder, enforce, byGeneration } = fencing;
   return providerCall<IdpIdentity[]>(
     db,
-    sql`idp.unlink_identity(${primaryId}, ${provider}, ${userId}, ${fence?.toString() ?? null}::bigint, ${holder}::text, ${enforce})`,
+    sql`idp.unlink_identity(${primaryId}, ${provider}, ${userId}, ${tokenOf(fencing)}, ${holder}::text, ${enforce}, ${byGeneration})`,
   );
 }
 
@@ -89,11 +96,12 @@ export function linkAccount(
   primaryId: string,
   provider: string,
   userId: string,
-  { fence, holder, enforce }: Fencing,
+  fencing: Fencing,
 ): Promise<IdpIdentity[]> {
+  const { holder, enforce, byGeneration } = fencing;
   return providerCall<IdpIdentity[]>(
     db,
-    sql`idp.link_account(${primaryId}, ${provider}, ${userId}, ${fence?.toString() ?? null}::bigint, ${holder}::text, ${enforce})`,
+    sql`idp.link_account(${primaryId}, ${provider}, ${userId}, ${tokenOf(fencing)}, ${holder}::text, ${enforce}, ${byGeneration})`,
   );
 }
 

@@ -35,6 +35,8 @@ export interface ProviderCallContext {
   /** Every attempt carries its signal; retries stop when the next one would pass it. */
   deadline: Deadline;
   fence?: bigint;
+  /** The generation the fence was issued in (sent as X-Fencing-Generation beside X-Fencing-Token). */
+  generation?: bigint;
 }
 
 export type ProviderFailureKind = "http" | "network" | "deadline";
@@ -100,6 +102,7 @@ async function attempt<T>(
 ): Promise<T> {
   const headers: Record<string, string> = { "X-Operation-Id": context.operationId, ...stamp() };
   if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
+  if (context.generation !== undefined) headers["X-Fencing-Generation"] = context.generation.toString();
   const signal = context.deadline.signal;
   let answer: JsonAnswer;
   try {

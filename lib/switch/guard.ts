@@ -44,8 +44,9 @@ export interface GuardedSection {
   db: Kysely<Database>;
   /** Every provider call made inside the section carries its signal. */
   deadline: Deadline;
-  /** The lease's fencing token, for guards that have one. */
+  /** The lease's fencing token, for guards that have one, and the generation it was issued in. */
   fence?: bigint;
+  generation?: bigint;
   /**
    * Saves the user's new primary (and nothing else of the row); `finishing`: the switch's last write,
    * which a journaling guard sends together with the record that the operation is done. Under the lease

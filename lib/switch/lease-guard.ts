@@ -30,6 +30,7 @@ export const identityActionLease = leaseLock<Database, "users">(
     lockedUntil: "identity_action_locked_until",
     token: "identity_action_lock_token",
     fence: "identity_action_fence",
+    generation: "identity_action_generation",
   },
   // Sent as named prepared statements by the app's pool (db/prepared-statements.ts).
   { preparedName: "users_lease" },
@@ -211,6 +212,7 @@ function journaledSection(
     db,
     deadline,
     fence: lease.fence,
+    generation: lease.generation,
     savePrimary: leasedSave(journal, db, leased, progress),
     leftovers,
     async markRecovered(entry, message) {

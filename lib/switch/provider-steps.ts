@@ -1,5 +1,6 @@
 /** The switch's provider calls as steps, and the one place a provider's failure becomes the operation's problem. */
 import {
+  DatabaseUnavailable,
   FencedOff,
   LeaseLost,
   ProviderDeadlineExceeded,
@@ -42,9 +43,14 @@ export async function providerStep(
   }
 }
 
-/** A call shut out by the lease's end (its deadline fired because the lease was lost) or by the provider's fence. */
+/**
+ * A call shut out by the lease's end (its deadline fired because the lease was lost, or because the database
+ * could not be reached to renew it: a 503 to retry, as any other write the database refused) or by the
+ * provider's fence.
+ */
 function shutOut(step: ProviderStep | "recover", error: ProviderCallError, deadline: Deadline): Problem | null {
   if (error.kind === "deadline" && deadline.firedBecause === "lease-lost") return new LeaseLost(step);
+  if (error.kind === "deadline" && deadline.firedBecause === "unrenewed") return new DatabaseUnavailable();
   if (error.errorCode === "fenced_token") return new FencedOff(step, error.message);
   return null;
 }

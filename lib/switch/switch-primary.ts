@@ -52,7 +52,7 @@ export async function promoteToPrimary(
   const operationId = request.operationId ?? randomUUID();
   const guarded = { db, userId, operationId, targetIdentityId: identityId, requires };
   const outcome = await guard.run(guarded, async (section) => {
-    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    const context = callContext(operationId, section);
     // Whatever an earlier holder left half-done is settled first, against what the provider says.
     for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
 
@@ -84,12 +84,20 @@ export async function settleLeftovers(
 ): Promise<{ operationId: string; settled: number }> {
   const operationId = randomUUID();
   const settled = await guard.run({ db, userId, operationId, targetIdentityId: null }, async (section) => {
-    const context: ProviderCallContext = { operationId, deadline: section.deadline, fence: section.fence };
+    const context = callContext(operationId, section);
     for (const entry of section.leftovers) await recoverSwitch(section, provider, context, entry);
     return section.leftovers.length;
   });
   return { operationId, settled };
 }
+
+/** What every provider call of the section carries: its deadline, and the lease's fence and generation. */
+const callContext = (operationId: string, section: GuardedSection): ProviderCallContext => ({
+  operationId,
+  deadline: section.deadline,
+  fence: section.fence,
+  generation: section.generation,
+});
 
 /**
  * `promoteToPrimary` under an Idempotency-Key: a repeat gets the first answer without calling the

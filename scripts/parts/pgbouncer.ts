@@ -2,10 +2,9 @@
  * PgBouncer in transaction pooling in front of the lab's PostgreSQL (`--pgbouncer`): the system's
  * pgbouncer, configured under `.lab/pgbouncer-<port>/`, on PGBOUNCER_PORT (6433 unless set, beside a system PgBouncer on 6432).
  */
-import { execFileSync } from "node:child_process";
 import { chownSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { findProgram, partDirectory, startPart, type RunningPart } from "./part-process";
+import { findProgram, partDirectory, postgresRunner, startPart, type RunningPart } from "./part-process";
 
 export const pgBouncerPort = (): number => Number(process.env.PGBOUNCER_PORT ?? 6433);
 
@@ -59,7 +58,7 @@ export async function startPgBouncer(directUrl: string, port = pgBouncerPort()):
   );
   // PgBouncer refuses to run as root (a container's user): then it runs as the system's postgres user,
   // as the embedded PostgreSQL does, and the files it reads are that user's.
-  const asUser = process.getuid?.() === 0 ? systemUser("postgres") : null;
+  const asUser = postgresRunner();
   if (asUser) for (const file of [configFile, authFile]) chownSync(file, asUser.uid, asUser.gid);
   const running = await startPart({
     name: `pgbouncer-${port}`,
@@ -78,9 +77,4 @@ export async function startPgBouncer(directUrl: string, port = pgBouncerPort()):
     pooledUrl,
     appEnv: (url) => ({ DATABASE_URL: pooledUrl(url), DATABASE_DIRECT_URL: url, DATABASE_POOLER: "transaction" }),
   };
-}
-
-function systemUser(name: string): { uid: number; gid: number } {
-  const id = (flag: string) => Number(execFileSync("id", [flag, name], { encoding: "utf8" }).trim());
-  return { uid: id("-u"), gid: id("-g") };
 }

@@ -7,7 +7,9 @@
 import { chromium } from "@playwright/test";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { locateProgram } from "./part-process";
+import { postgresBinDir } from "./postgres-node";
 
 interface SystemPart {
   debianPackage: string;
@@ -19,6 +21,17 @@ export const systemParts: SystemPart[] = [
   { debianPackage: "chromium", programs: ["chromium", "chromium-browser"] },
   { debianPackage: "pgbouncer", programs: ["pgbouncer"] },
   { debianPackage: "redis-server", programs: ["redis-server"] },
+  { debianPackage: "haproxy", programs: ["haproxy"] },
+];
+
+/**
+ * What `npm run test:failover` needs (and the replicated shapes, `--replica` and `--ha`): Debian's PostgreSQL 15
+ * (its pg_basebackup, outside PATH), Patroni, etcd, and HAProxy in front of them.
+ */
+export const failoverSystemParts: SystemPart[] = [
+  { debianPackage: "postgresql-15", programs: [path.join(postgresBinDir(), "pg_basebackup")] },
+  { debianPackage: "patroni", programs: ["patroni"] },
+  { debianPackage: "etcd-server", programs: ["etcd"] },
   { debianPackage: "haproxy", programs: ["haproxy"] },
 ];
 
@@ -43,8 +56,8 @@ export const findSystemChromium = (machine: Pick<Machine, "locate"> = thisMachin
   ["chromium", "chromium-browser"].map((program) => machine.locate(program)).find((found) => found !== null) ??
   undefined;
 
-export function planSystemParts(machine: Omit<Machine, "run">): Plan {
-  const packages = systemParts
+export function planSystemParts(machine: Omit<Machine, "run">, parts = systemParts): Plan {
+  const packages = parts
     .filter(({ debianPackage, programs }) => {
       if (debianPackage === "chromium" && machine.hasPlaywrightChromium) return false;
       return programs.every((program) => machine.locate(program) === null);
@@ -64,18 +77,22 @@ export function planSystemParts(machine: Omit<Machine, "run">): Plan {
  * Makes sure the parts are there, installing them when it may; answers a message to stop with when they are
  * not (null: ready). Progress goes to `log`.
  */
-export function ensureSystemParts(machine: Machine = thisMachine, log = console.log): string | null {
-  const plan = planSystemParts(machine);
+export function ensureSystemParts(
+  machine: Machine = thisMachine,
+  log = console.log,
+  { parts = systemParts, neededBy = "npm test" } = {},
+): string | null {
+  const plan = planSystemParts(machine, parts);
   if (plan.kind === "ready") return null;
   const named = plan.packages.join(", ");
   if (plan.kind === "stop")
-    return `npm test needs ${named}, not installed here. Install ${plan.packages.length > 1 ? "them" : "it"} with: ${plan.command}`;
+    return `${neededBy} needs ${named}, not installed here. Install ${plan.packages.length > 1 ? "them" : "it"} with: ${plan.command}`;
   log(`[system parts] installing ${named} with apt-get`);
   machine.run(plan.aptGet, ["update", "-qq"]);
   machine.run(plan.aptGet, ["install", "-y", "-qq", ...plan.packages]);
   // A package's service may fail to start where there is no init system, and apt-get then fails; what counts is
   // whether the programs are there now.
-  const after = planSystemParts(machine);
+  const after = planSystemParts(machine, parts);
   return after.kind === "ready" ? null : `apt-get did not install ${after.packages.join(", ")}: see its output above`;
 }
 

@@ -26,6 +26,7 @@ import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";
 import { supportSetPrimary } from "../support";
 import { runRecorder, variantLabel } from "./run-recorder";
+import type { RunMark } from "./run-facts";
 import type { HistoryOp } from "./runs";
 
 /** The demo user every experiment works on, and her identities (the first is her primary at the seed). */
@@ -65,6 +66,7 @@ export type Lab = ReturnType<typeof labFor>;
 
 export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
   const operationIds: string[] = [];
+  const marks: RunMark[] = [];
   const startedAt = performance.now();
   const sinceStart = () => Math.round(performance.now() - startedAt);
   const recorder = runRecorder(ada.userId, [ada.google, ada.github, ada.email, ada.apple]);
@@ -152,6 +154,12 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       ),
     /** A bare acquisition of ada's lease, no switch: `run` draws its own lane (see race.ts). */
     acquire: (label: string, run: (operationId: string) => Promise<unknown>) => attempt(label, "acquire", {}, run),
+    /**
+     * A fact of the run that no lane records (the database's primary killed, a standby promoted), drawn as a
+     * numbered marker on `operationId`'s lane at this moment.
+     */
+    mark: (operationId: string, what: string) => void marks.push({ at: new Date().toISOString(), operationId, what }),
+    marks: () => marks,
     /** Records an operation run elsewhere (e.g. on another app instance), so the run shows it. */
     note: (operationId: string) => {
       operationIds.push(operationId);

@@ -14,6 +14,7 @@ import { advisoryOrLease } from "./q5-advisory-or-lease";
 import { missingParts, startCommand } from "../parts";
 import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
 import { redisRestartLosesLock } from "./redis-restart-loses-lock";
+import { failoverAsyncLosesLease } from "./failover-async-loses-lease";
 import type { Experiment, ListedExperiment } from "./types";
 
 export const experiments: Experiment[] = [
@@ -31,6 +32,7 @@ export const experiments: Experiment[] = [
   inProcessMutex,
   poolerStrandsSessionLock,
   redisRestartLosesLock,
+  failoverAsyncLosesLease,
 ];
 
 export const experimentCards = async (): Promise<ListedExperiment[]> =>

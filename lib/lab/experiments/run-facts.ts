@@ -25,6 +25,13 @@ interface Fact {
   what: string;
 }
 
+/** A fact an experiment saw itself (`lab.mark`): drawn on its operation's lane, if it has one. */
+export interface RunMark {
+  at: string;
+  operationId: string;
+  what: string;
+}
+
 function factsOf(lanes: Lane[], variant: RunVariant, end: RunSnapshot | undefined): Fact[] {
   const facts: Fact[] = [];
   const mine = lanes.filter((lane) => variant.operationIds.includes(lane.operationId));
@@ -57,7 +64,15 @@ function factsOf(lanes: Lane[], variant: RunVariant, end: RunSnapshot | undefine
       ["lease-lost", "fenced", "stale-write"].includes(slug(lane.problemType)) &&
       lane.answeredAt
     )
-      facts.push({ at: lane.answeredAt, lane, what: `its late write is refused (409 ${slug(lane.problemType)})` });
+      facts.push({
+        at: lane.answeredAt,
+        lane,
+        // Lost: the check before its next write failed, so that write was never sent (an earlier one may have landed).
+        what:
+          slug(lane.problemType) === "lease-lost"
+            ? "its lease is lost: its next write is not sent (409 lease-lost)"
+            : `its late write is refused (409 ${slug(lane.problemType)})`,
+      });
   }
   const firstRefused = refused[0];
   const refusal = firstRefused?.phases.find((phase) => phase.name === "acquire" && phase.outcome === "refused");
@@ -79,24 +94,35 @@ function factsOf(lanes: Lane[], variant: RunVariant, end: RunSnapshot | undefine
   return facts.sort((a, b) => ms(a.at) - ms(b.at));
 }
 
-/** At most this many markers a run: a picture with more numbers than a reader can follow says less. */
-const mostMarkers = 12;
+/**
+ * At most this many markers a run: a picture with more numbers than a reader can follow says less. Two
+ * variants of seven facts each (a failover's) still fit.
+ */
+const mostMarkers = 14;
 
 export function runMarkers(
   variants: RunVariant[],
   lanes: Lane[],
   snapshots: RunSnapshot[],
   history: HistoryOp[],
+  marks: RunMark[] = [],
 ): RunMarker[] {
   const labels = laneLabels(history);
-  const facts = variants.flatMap((variant) =>
-    factsOf(
-      lanes,
-      variant,
-      // The audit read as the variant closed (before the next reset).
-      snapshots.find((snapshot) => snapshot.audit && ms(snapshot.at) >= ms(variant.endedAt)),
+  const marked = marks.flatMap((mark) => {
+    const lane = lanes.find((each) => each.operationId === mark.operationId);
+    return lane ? [{ at: mark.at, lane, what: mark.what }] : [];
+  });
+  const facts = [
+    ...variants.flatMap((variant) =>
+      factsOf(
+        lanes,
+        variant,
+        // The audit read as the variant closed (before the next reset).
+        snapshots.find((snapshot) => snapshot.audit && ms(snapshot.at) >= ms(variant.endedAt)),
+      ),
     ),
-  );
+    ...marked,
+  ].sort((a, b) => ms(a.at) - ms(b.at));
   return facts.slice(0, mostMarkers).map((fact, index) => {
     const after = Math.max(0, ms(fact.at) - ms(fact.lane.requestedAt));
     return {

@@ -123,7 +123,12 @@ export function runRecorder(userId: string, identityIds: readonly string[]) {
         })),
       localPrimaryIdentityId: user?.primaryIdentityId ?? null,
       lease: lease
-        ? { held: lease.held, expiresAt: lease.expiresAt?.toISOString() ?? null, fence: lease.fence.toString() }
+        ? {
+            held: lease.held,
+            expiresAt: lease.expiresAt?.toISOString() ?? null,
+            fence: lease.fence.toString(),
+            generation: lease.generation?.toString() ?? null,
+          }
         : null,
       audit: userAudit ? { consistent: userAudit.consistent, violations: userAudit.violations } : null,
     });

@@ -77,7 +77,7 @@ export async function runExperiment(
         endedAt: run.endedAt,
         verdict: run.verdict,
         explanation: run.explanation,
-        steps: runMarkers(recorded.variants, recorded.lanes, recorded.snapshots, recorded.history),
+        steps: runMarkers(recorded.variants, recorded.lanes, recorded.snapshots, recorded.history, lab.marks()),
         ...recorded,
         observed: run.observed,
         imported: false,

@@ -37,7 +37,7 @@ export interface RunSnapshot {
   at: string;
   accounts: { user_id: string; identities: { provider: string; user_id: string }[] }[];
   localPrimaryIdentityId: string | null;
-  lease: { held: boolean; expiresAt: string | null; fence: string } | null;
+  lease: { held: boolean; expiresAt: string | null; fence: string; generation?: string | null } | null;
   /** Read only where the run paused to ask (the end of each variant); null elsewhere. */
   audit: { consistent: boolean; violations: string[] } | null;
 }
@@ -88,7 +88,13 @@ const laneSchema = z.object({
   problemType: z.string().max(300).nullable(),
   phases: z.array(phaseSchema).max(200),
   lease: z
-    .object({ acquiredAt: iso, expiresAt: iso, releasedAt: iso.nullable(), fence: z.string().max(30) })
+    .object({
+      acquiredAt: iso,
+      expiresAt: iso,
+      releasedAt: iso.nullable(),
+      fence: z.string().max(30),
+      generation: z.string().max(30).optional(),
+    })
     .nullable(),
 });
 const accountSchema = z.object({
@@ -137,7 +143,14 @@ const runFileSchema = z.strictObject({
         at: iso,
         accounts: z.array(accountSchema).max(100),
         localPrimaryIdentityId: z.string().max(200).nullable(),
-        lease: z.strictObject({ held: z.boolean(), expiresAt: iso.nullable(), fence: z.string().max(30) }).nullable(),
+        lease: z
+          .strictObject({
+            held: z.boolean(),
+            expiresAt: iso.nullable(),
+            fence: z.string().max(30),
+            generation: z.string().max(30).nullable().optional(),
+          })
+          .nullable(),
         audit: z.strictObject({ consistent: z.boolean(), violations: z.array(z.string().max(500)).max(50) }).nullable(),
       }),
     )
