@@ -40,10 +40,10 @@ export interface LeaseColumns<DB, TB extends keyof DB & string> {
 }
 
 /**
- * The primary's generation: the timeline of its WAL insert position. A promoted standby starts a new
- * timeline, greater than every one before it, before it takes its first write, and needs no write of its
- * own to say so (measured: `npm run measure:generation`, docs/failover.md). The checkpoint's timeline
- * (`pg_control_checkpoint()`) lags until the end-of-recovery checkpoint, and a row bumped by a callback
+ * The primary's generation: the PostgreSQL timeline ID of its WAL insert position. A promoted standby
+ * starts a new timeline ID, greater than every one before it, before it takes its first write, and needs no
+ * write of its own to say so (measured: `npm run measure:generation`, docs/failover.md). The checkpoint's
+ * timeline ID (`pg_control_checkpoint()`) lags until the end-of-recovery checkpoint, and a row bumped by a callback
  * (Patroni's on_role_change) comes after the first writes, or not at all.
  */
 export const primaryGeneration: RawBuilder<string> = sql<string>`
