@@ -1,4 +1,7 @@
-/** Every experiment, in the order the Learn view shows them: the article's five questions, then its failure modes. */
+/**
+ * Every experiment, in the order the Learn view shows them: the article's five questions, then its failure
+ * modes. The course teaches them in its own order (course.ts), where each one's lesson is.
+ */
 import { advisoryNotEnforced } from "./advisory-not-enforced";
 import { crashAfterAcquire } from "./f1-crash-after-acquire";
 import { leaseStolen } from "./f2-lease-stolen";
@@ -14,6 +17,7 @@ import { advisoryOrLease } from "./q5-advisory-or-lease";
 import { missingParts, startCommand } from "../parts";
 import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
 import { redisRestartLosesLock } from "./redis-restart-loses-lock";
+import { lessons, placeInCourse } from "./course";
 import type { Experiment, ListedExperiment } from "./types";
 
 export const experiments: Experiment[] = [
@@ -33,8 +37,9 @@ export const experiments: Experiment[] = [
   redisRestartLosesLock,
 ];
 
-export const experimentCards = async (): Promise<ListedExperiment[]> =>
-  Promise.all(
+export const experimentCards = async (): Promise<ListedExperiment[]> => {
+  const ids = experiments.map((experiment) => experiment.id);
+  return Promise.all(
     experiments.map(async ({ id, title, question, failureMode, expected, tryNext, needs = [] }) => ({
       id,
       title,
@@ -45,5 +50,8 @@ export const experimentCards = async (): Promise<ListedExperiment[]> =>
       needs,
       available: (await missingParts(needs)).length === 0,
       startWith: needs.length > 0 ? startCommand(needs) : null,
+      ...lessons[id]!,
+      ...placeInCourse(id, ids),
     })),
   );
+};
