@@ -80,6 +80,8 @@ function Picture({
       ref={svgRef}
       width={layout.plotLeft + layout.scale.width}
       height={layout.height}
+      // Scaled, not cut, where the page is narrower than the picture was laid out for (a printed page).
+      viewBox={`0 0 ${layout.plotLeft + layout.scale.width} ${layout.height}`}
       aria-hidden="true"
       focusable="false"
     >
