@@ -70,31 +70,32 @@ const parts = [
 ];
 for (const { width, height } of classroomViewports)
   for (const { from, to } of parts)
-    test(`at ${width} px, lessons ${from} to ${to === Infinity ? "the last" : to}: predict, run, open the shipped run, step every fact both ways, next lesson`, async ({
-      page,
-      request,
-    }) => {
-      test.setTimeout(420_000);
-      await resetLab(request);
-      await page.setViewportSize({ width, height });
-      const lessons = await lessonsOf(request);
-      const part = lessons.filter((lesson) => lesson.lesson >= from && lesson.lesson <= to);
-      await page.goto(`/learn/course?lesson=${part[0]!.id}`);
-      await expect(page.getByRole("navigation", { name: "Contents" }).getByRole("link")).toHaveCount(lessons.length);
-      for (const [index, lesson] of part.entries()) {
-        // Right for some lessons, wrong for others: the verdict line says either.
-        const { choices, answer } = lesson.prediction;
-        await walkLesson(page, lesson, index % 2 === 0 ? answer : choices.find((each) => each.id !== answer)!.id);
-        const next = lessons[lesson.lesson];
-        if (!next) {
-          await expect(page.getByRole("link", { name: /^Next lesson/ })).toHaveCount(0);
-          continue;
+    test(
+      `at ${width} px, lessons ${from} to ${to === Infinity ? "the last" : to}: predict, run, open the shipped run, ` +
+        "step every fact both ways, next lesson",
+      async ({ page, request }) => {
+        test.setTimeout(420_000);
+        await resetLab(request);
+        await page.setViewportSize({ width, height });
+        const lessons = await lessonsOf(request);
+        const part = lessons.filter((lesson) => lesson.lesson >= from && lesson.lesson <= to);
+        await page.goto(`/learn/course?lesson=${part[0]!.id}`);
+        await expect(page.getByRole("navigation", { name: "Contents" }).getByRole("link")).toHaveCount(lessons.length);
+        for (const [index, lesson] of part.entries()) {
+          // Right for some lessons, wrong for others: the verdict line says either.
+          const { choices, answer } = lesson.prediction;
+          await walkLesson(page, lesson, index % 2 === 0 ? answer : choices.find((each) => each.id !== answer)!.id);
+          const next = lessons[lesson.lesson];
+          if (!next) {
+            await expect(page.getByRole("link", { name: /^Next lesson/ })).toHaveCount(0);
+            continue;
+          }
+          await page.getByRole("link", { name: `Next lesson: ${next.title} ▶` }).click();
+          await expect(page).toHaveURL(new RegExp(`lesson=${next.id}$`));
+          if (index === part.length - 1) break;
         }
-        await page.getByRole("link", { name: `Next lesson: ${next.title} ▶` }).click();
-        await expect(page).toHaveURL(new RegExp(`lesson=${next.id}$`));
-        if (index === part.length - 1) break;
-      }
-    });
+      },
+    );
 
 test("the table of contents shows each lesson's progress, kept in the browser", async ({ page, request }) => {
   await resetLab(request);

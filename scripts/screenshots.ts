@@ -2,8 +2,8 @@
  * `npm run screenshots` (after `npm run build`): starts the built app on a fresh database of its own, stages
  * a double click under `lease`, `none` and `transaction` in Chromium, runs two of Learn's experiments, prints
  * the course's handout to PDF, and saves each timeline, each card and one page of the handout as a PNG into
- * docs/screenshots/ (the pictures the README and docs/teach.md show). The handout's page needs pdftoppm
- * (Debian's poppler-utils); without it, that picture is left as it was.
+ * docs/screenshots/ (the pictures of docs/timeline.md, docs/learn.md and docs/teach.md, and the README's).
+ * The handout's page needs pdftoppm (Debian's poppler-utils); without it, that picture is left as it was.
  */
 import { chromium, type Page } from "@playwright/test";
 import { execFileSync } from "node:child_process";
@@ -13,10 +13,11 @@ import path from "node:path";
 import { prepareDatabase } from "../db/prepare";
 import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
+import { findSystemChromium } from "./parts/system-parts";
 
 const outputDir = path.resolve(import.meta.dirname, "../docs/screenshots");
 const port = Number(process.env.SCREENSHOTS_APP_PORT ?? 3222);
-const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
+const systemChromium = findSystemChromium();
 
 const databaseUrl = await prepareDatabase(databaseFor("screenshots"), { fresh: true });
 // Named as `npm start` names a single instance, so the lanes read "instance 1".

@@ -30,60 +30,64 @@ describe("the audit says whether it has settled", () => {
       expect(user).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
   });
 
-  it("while a late write may land: unsettled until a bound that covers it; then settled, and consistent after one reconciliation, with no further switch", async () => {
-    // The unlink is applied 4 s after it was sent, after the caller gave up (renewals cap a 600 ms lease at
-    // 1.8 s): the switch answers 504 and its outcome is unknown until the provider's 5 s limit has passed.
-    await app.configure({
-      leaseTtlMs: 600,
-      provider: {
-        applyLimitMs: 5_000,
-        endpoints: { unlink: { latencyMs: 4_000 } },
-        script: { unlink: ["applied-late"] },
-      },
-    });
-    const first = await session.ada.promote("ada", "github|8812");
-    expect(first.status).toBe(504);
-
-    const whileUnknown = await app.audit();
-    const ada = whileUnknown.users.find((user: { userId: string }) => user.userId === "ada");
-    expect(ada).toMatchObject({ settled: false, settlingUntil: expect.any(String) });
-    expect(whileUnknown).toMatchObject({ settled: false, settlingUntil: ada.settlingUntil });
-    // The other users have nothing running.
-    for (const other of whileUnknown.users.filter((user: { userId: string }) => user.userId !== "ada"))
-      expect(other).toMatchObject({ settled: true, settlingUntil: null });
-
-    // The write lands before the bound the audit gave, and the audit still says it is settling.
-    await expect
-      .poll(async () => (await app.calls()).find((call) => call.outcome === "applied-late"), { timeout: 10_000 })
-      .toBeDefined();
-    const landed = (await app.calls()).find((call) => call.outcome === "applied-late")!;
-    expect(Date.parse(landed.at)).toBeLessThanOrEqual(Date.parse(ada.settlingUntil));
-    const afterLanding = await app.userAudit("ada");
-    expect(afterLanding.consistent).toBe(false);
-    expect(afterLanding.settled).toBe(false);
-
-    // Once nothing more can land, the audit settles: what it shows now is the verdict (split, until reconciled).
-    await expect.poll(async () => (await app.userAudit("ada")).settled, { timeout: 15_000 }).toBe(true);
-    expect(await app.userAudit("ada")).toMatchObject({ settled: true, settlingUntil: null, consistent: false });
-
-    await app.configure({ reconcileAfterMs: 100 });
-    await expect
-      .poll(
-        async () => {
-          await app.post("/api/lab/reconcile");
-          return app.audit();
+  it(
+    "while a late write may land: unsettled until a bound that covers it; then settled, " +
+      "and consistent after one reconciliation, with no further switch",
+    async () => {
+      // The unlink is applied 4 s after it was sent, after the caller gave up (renewals cap a 600 ms lease at
+      // 1.8 s): the switch answers 504 and its outcome is unknown until the provider's 5 s limit has passed.
+      await app.configure({
+        leaseTtlMs: 600,
+        provider: {
+          applyLimitMs: 5_000,
+          endpoints: { unlink: { latencyMs: 4_000 } },
+          script: { unlink: ["applied-late"] },
         },
-        { timeout: 15_000 },
-      )
-      .toMatchObject({ consistent: true, settled: true, settlingUntil: null });
-    const recovered = (await app.events("ada")).find((event) => event.kind === "recovered");
-    expect(recovered?.message).toMatch(/finished the link\.$/);
-    // Only the one switch was ever asked for; the other lane is the reconciler's, which switches nothing.
-    const { operations } = (await app.get("/api/lab/timeline?userId=ada")).body;
-    expect(operations.filter((lane: { toIdentityId: string | null }) => lane.toIdentityId !== null)).toMatchObject([
-      { toIdentityId: "github|8812", status: 504 },
-    ]);
-  });
+      });
+      const first = await session.ada.promote("ada", "github|8812");
+      expect(first.status).toBe(504);
+
+      const whileUnknown = await app.audit();
+      const ada = whileUnknown.users.find((user: { userId: string }) => user.userId === "ada");
+      expect(ada).toMatchObject({ settled: false, settlingUntil: expect.any(String) });
+      expect(whileUnknown).toMatchObject({ settled: false, settlingUntil: ada.settlingUntil });
+      // The other users have nothing running.
+      for (const other of whileUnknown.users.filter((user: { userId: string }) => user.userId !== "ada"))
+        expect(other).toMatchObject({ settled: true, settlingUntil: null });
+
+      // The write lands before the bound the audit gave, and the audit still says it is settling.
+      await expect
+        .poll(async () => (await app.calls()).find((call) => call.outcome === "applied-late"), { timeout: 10_000 })
+        .toBeDefined();
+      const landed = (await app.calls()).find((call) => call.outcome === "applied-late")!;
+      expect(Date.parse(landed.at)).toBeLessThanOrEqual(Date.parse(ada.settlingUntil));
+      const afterLanding = await app.userAudit("ada");
+      expect(afterLanding.consistent).toBe(false);
+      expect(afterLanding.settled).toBe(false);
+
+      // Once nothing more can land, the audit settles: what it shows now is the verdict (split, until reconciled).
+      await expect.poll(async () => (await app.userAudit("ada")).settled, { timeout: 15_000 }).toBe(true);
+      expect(await app.userAudit("ada")).toMatchObject({ settled: true, settlingUntil: null, consistent: false });
+
+      await app.configure({ reconcileAfterMs: 100 });
+      await expect
+        .poll(
+          async () => {
+            await app.post("/api/lab/reconcile");
+            return app.audit();
+          },
+          { timeout: 15_000 },
+        )
+        .toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+      const recovered = (await app.events("ada")).find((event) => event.kind === "recovered");
+      expect(recovered?.message).toMatch(/finished the link\.$/);
+      // Only the one switch was ever asked for; the other lane is the reconciler's, which switches nothing.
+      const { operations } = (await app.get("/api/lab/timeline?userId=ada")).body;
+      expect(operations.filter((lane: { toIdentityId: string | null }) => lane.toIdentityId !== null)).toMatchObject([
+        { toIdentityId: "github|8812", status: 504 },
+      ]);
+    },
+  );
 
   it("is never inconsistent and settled during correct back-to-back switches under the lease", async () => {
     await app.configure({ provider: { latencyMs: 500 } });

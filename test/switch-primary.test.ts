@@ -64,23 +64,27 @@ describe("POST /api/users/{userId}/primary", () => {
     expect((await app.audit()).consistent).toBe(true);
   });
 
-  it("answers 504 with the step when the provider is slower than the lease allows, and frees the lease once the call cannot land", async () => {
-    // Renewals keep a lease for at most 3 × TTL (1.5 s here); the provider takes longer. Until its limit
-    // (3.5 s) has passed, the unanswered unlink might still be applied: the lease is kept until then.
-    await app.configure({
-      leaseTtlMs: 500,
-      reconcileAfterMs: null,
-      provider: { latencyMs: 3_000, applyLimitMs: 3_500 },
-    });
-    const answer = await session.ada.promote("ada", "github|8812");
-    expect(answer.status).toBe(504);
-    expect(answer.body).toMatchObject({ step: "unlink" });
-    expect((await session.ada.get("/api/users/ada")).body.lease.held).toBe(true);
-    await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
+  it(
+    "answers 504 with the step when the provider is slower than the lease allows, " +
+      "and frees the lease once the call cannot land",
+    async () => {
+      // Renewals keep a lease for at most 3 × TTL (1.5 s here); the provider takes longer. Until its limit
+      // (3.5 s) has passed, the unanswered unlink might still be applied: the lease is kept until then.
+      await app.configure({
+        leaseTtlMs: 500,
+        reconcileAfterMs: null,
+        provider: { latencyMs: 3_000, applyLimitMs: 3_500 },
+      });
+      const answer = await session.ada.promote("ada", "github|8812");
+      expect(answer.status).toBe(504);
+      expect(answer.body).toMatchObject({ step: "unlink" });
+      expect((await session.ada.get("/api/users/ada")).body.lease.held).toBe(true);
+      await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
-    // The provider reached the call only after the caller gave up, so it did not apply it.
-    const statuses = async () => (await app.provider()).calls.map((call: { status: number }) => call.status);
-    await expect.poll(statuses, { timeout: 10_000 }).toEqual([499]);
-    expect((await app.audit()).consistent).toBe(true);
-  });
+      // The provider reached the call only after the caller gave up, so it did not apply it.
+      const statuses = async () => (await app.provider()).calls.map((call: { status: number }) => call.status);
+      await expect.poll(statuses, { timeout: 10_000 }).toEqual([499]);
+      expect((await app.audit()).consistent).toBe(true);
+    },
+  );
 });

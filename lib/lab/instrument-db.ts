@@ -14,10 +14,8 @@ import type { Kysely } from "kysely";
 import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
-
-const holder = globalThis as typeof globalThis & { __leaseLockLabInstrumentDb?: Kysely<Database> };
+import { processSingleton } from "../core/process-singleton";
 
 export function instrumentDb(): Kysely<Database> {
-  holder.__leaseLockLabInstrumentDb ??= createDb(config.directDatabaseUrl, 3, { synchronousCommit: false }).db;
-  return holder.__leaseLockLabInstrumentDb;
+  return processSingleton("InstrumentDb", () => createDb(config.directDatabaseUrl, 3, { synchronousCommit: false }).db);
 }

@@ -10,7 +10,7 @@ import { promoteRequest, type PromoteRequest, type PromoteResult } from "../swit
 import { labSettings } from "./settings-snapshot";
 import { guardFor } from "./strategies";
 import { answering, startRecording } from "./lane-recorder";
-import { recordedGuard, recordingProvider } from "./recorded";
+import { recordedGuard, recordingProvider } from "./interceptors/recorded";
 
 export async function promote(
   db: Kysely<Database>,

@@ -9,7 +9,9 @@ export const crashAfterAcquire: Experiment = {
   question: "What if the process dies holding the lease: no finally, no release, no renewal?",
   failureMode: "Crash after acquire: the lease is never released",
   expected:
-    "The crashed switch stops dead; the lease stays (not renewed) until its TTL, refusing others meanwhile; then the next switch takes it over and recovers the half-done switch from the journal.",
+    "The crashed switch stops dead; the lease stays (not renewed) until its TTL, " +
+    "refusing others meanwhile; then the next switch takes it over and recovers the half-done switch " +
+    "from the journal.",
   tryNext:
     "In the lab controls, set “Crash the next operation” to after the unlink and click Make primary; then watch the " +
     "next click finish the half-done switch.",
@@ -62,8 +64,19 @@ export const crashAfterAcquire: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `The first switch acquired the lease and its process "died" right after (the lab's crash fault): no finally ran, so nothing released the lease, and nothing renewed it either (its expiry did not move in ${ttlMs / 2} ms). A switch in the meantime got 409. After about ${Math.round(lockedOutMs)} ms the lease expired by itself; the next switch took it over, found the crashed switch in the journal at step "${entry?.step}", settled it against the provider, then did its own work. The audit is consistent. The TTL is what turns a crash into a wait instead of a permanent lock.`
-        : `Expected a crash answer, a held but unrenewed lease, a 409 meanwhile, then a 200 that recovers the journal entry. Measured: the crashed switch answered ${crashed.status}, the switch meanwhile ${refused.status}, and the next one ${next.status}. The lease was ${renewed ? "renewed after the crash" : "not renewed after the crash"}, and the journal entry was ${entry?.resolved_by ? `recovered by ${entry.resolved_by}` : "recovered by nobody"}.`,
+        ? `The first switch acquired the lease and its process "died" right after (the lab's crash fault): ` +
+          "no finally ran, so nothing released the lease, and nothing renewed it either (its expiry did " +
+          `not move in ${ttlMs / 2} ms). A switch in the meantime got 409. ` +
+          `After about ${Math.round(lockedOutMs)} ms the lease expired by itself; ` +
+          `the next switch took it over, found the crashed switch in the journal at step "${entry?.step}", ` +
+          "settled it against the provider, then did its own work. The audit is consistent. " +
+          "The TTL is what turns a crash into a wait instead of a permanent lock."
+        : "Expected a crash answer, a held but unrenewed lease, a 409 meanwhile, " +
+          "then a 200 that recovers the journal entry. Measured: the crashed switch answered " +
+          `${crashed.status}, the switch meanwhile ${refused.status}, and the next one ${next.status}. ` +
+          `The lease was ${renewed ? "renewed after the crash" : "not renewed after the crash"}, ` +
+          "and the journal entry was " +
+          `${entry?.resolved_by ? `recovered by ${entry.resolved_by}` : "recovered by nobody"}.`,
     };
   },
 };

@@ -47,7 +47,9 @@ export const lockColumnMapped: Experiment = {
     "Why must the lease's columns stay out of the entity? What does a rename saved from a stale copy do to a running switch?",
   failureMode: null,
   expected:
-    "Mapped: the rename's save writes the lock columns back from its stale copy, the lease vanishes, a second switch gets in and the provider is corrupted. Unmapped (the default): the same rename leaves the lease alone, the second switch is refused.",
+    "Mapped: the rename's save writes the lock columns back from its stale copy, " +
+    "the lease vanishes, a second switch gets in and the provider is corrupted. " +
+    "Unmapped (the default): the same rename leaves the lease alone, the second switch is refused.",
   tryNext:
     "In the lab controls, tick “Lock column mapped” and untick “Lease safeguards”; click Make primary and, while it " +
     "runs, rename yourself (the Display name form); then click Make primary again.",
@@ -65,8 +67,23 @@ export const lockColumnMapped: Experiment = {
       observed: { mapped, unmapped },
       asExpected,
       explanation: asExpected
-        ? `The rename read ada before the first switch took the lease, spent ${mapped.rename.endedMs - mapped.rename.startedMs} ms at the provider, then saved its copy. With the lock columns mapped, that save wrote them back as they were read (empty): the running switch's lease vanished, the second switch acquired it at once and both changed the provider (${mapped.providerWritesApplied.first} and ${mapped.providerWritesApplied.second} writes): ${mapped.violations.join("; ")}. Unmapped, the save named only the user's own columns: the lease stayed, the second switch got ${unmapped.second.status}, and the audit is consistent. Only the lease lock may write its columns.`
-        : `Expected the mapped lock columns to be wiped by the rename's whole-row save, and the unmapped ones to survive it. Measured, mapped: after the rename the lease was ${mapped.leaseHeldAfterRename ? "still held" : "gone"}, the second switch answered ${mapped.second.status}, and the audit is ${mapped.auditConsistent ? "consistent" : "inconsistent"}. Unmapped: the lease was ${unmapped.leaseHeldAfterRename ? "still held" : "gone"}, the second switch answered ${unmapped.second.status}, and the audit is ${unmapped.auditConsistent ? "consistent" : "inconsistent"}.`,
+        ? "The rename read ada before the first switch took the lease, spent " +
+          `${mapped.rename.endedMs - mapped.rename.startedMs} ms at the provider, ` +
+          "then saved its copy. With the lock columns mapped, that save wrote them back as they were read " +
+          "(empty): the running switch's lease vanished, the second switch acquired it at once and both " +
+          `changed the provider (${mapped.providerWritesApplied.first} and ` +
+          `${mapped.providerWritesApplied.second} writes): ${mapped.violations.join("; ")}. Unmapped, ` +
+          "the save named only the user's own columns: the lease stayed, the second switch got " +
+          `${unmapped.second.status}, and the audit is consistent. Only the lease lock may write its ` +
+          "columns."
+        : "Expected the mapped lock columns to be wiped by the rename's whole-row save, " +
+          "and the unmapped ones to survive it. Measured, mapped: after the rename the lease was " +
+          `${mapped.leaseHeldAfterRename ? "still held" : "gone"}, the second switch answered ` +
+          `${mapped.second.status}, and the audit is ` +
+          `${mapped.auditConsistent ? "consistent" : "inconsistent"}. Unmapped: ` +
+          `the lease was ${unmapped.leaseHeldAfterRename ? "still held" : "gone"}, ` +
+          `the second switch answered ${unmapped.second.status}, and the audit is ` +
+          `${unmapped.auditConsistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

@@ -153,9 +153,18 @@ export const advisoryOrLease: Experiment = {
   question: "Why not a PostgreSQL advisory lock or a Redis lock, and when is a lock service the answer instead?",
   failureMode: null,
   expected:
-    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `redis` and `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; redis and the lease are unaffected and refuse the second switch. With a redis-server running: a Redis holder paused past its TTL lets a second holder in, and its late provider write is not refused as stale although the provider enforces fencing (Redis gives no fence). Without one, the run says Redis was not measured.",
+    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, " +
+    "`session-advisory` a pinned connection, `redis` and `lease` none. " +
+    "Dropping that connection: advisory's transaction dies and its switch fails; " +
+    "session-advisory loses its lock silently and a second switch gets in while the first still " +
+    "calls the provider; redis and the lease are unaffected and refuse the second switch. " +
+    "With a redis-server running: a Redis holder paused past its TTL lets a second holder in, " +
+    "and its late provider write is not refused as stale although the provider enforces fencing " +
+    "(Redis gives no fence). Without one, the run says Redis was not measured.",
   tryNext:
-    "Under `session-advisory`, click Make primary and, while it runs, SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:session-advisory:%'; click again at once.",
+    "Under `session-advisory`, click Make primary and, while it runs, " +
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE " +
+    "'lab:session-advisory:%'; click again at once.",
   async run(lab) {
     const probe = new pg.Client({ connectionString: config.directDatabaseUrl, application_name: "lab:probe" });
     await probe.connect();
@@ -203,10 +212,20 @@ export const advisoryOrLease: Experiment = {
         each.auditConsistent ? "consistent" : `inconsistent (${each.violations.join("; ")})`;
       const redisSteps = redis
         ? [
-            `Redis (SET NX PX) held no connection either (pool in use ${redis.drop.connectionsHeldDuringCalls.poolInUse}), and the drop left its key alone: the first switch answered ${redis.drop.first.status}, the second ${redis.drop.second.status}.`,
-            `But a Redis holder paused ${redis.paused.pauseMs} ms after its unlink, past the key's ${redis.paused.ttlMs} ms TTL, lost the key: a second switch took it (${redis.paused.second.status}).`,
+            "Redis (SET NX PX) held no connection either (pool in use " +
+              `${redis.drop.connectionsHeldDuringCalls.poolInUse}), and the drop left its key alone: ` +
+              `the first switch answered ${redis.drop.first.status}, the second ${redis.drop.second.status}.`,
+            `But a Redis holder paused ${redis.paused.pauseMs} ms after its unlink, ` +
+              `past the key's ${redis.paused.ttlMs} ms TTL, lost the key: a second switch took it ` +
+              `(${redis.paused.second.status}).`,
             `The first holder then woke and made its link call after the second had called the provider.`,
-            `The provider enforces fencing, yet did not refuse that call as stale (it answered ${redis.paused.firstLateLink?.status ?? "nothing"}${redis.paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : ""}): Redis gave the holder no fence to send.`,
+            "The provider enforces fencing, yet did not refuse that call as stale (it answered " +
+              `${redis.paused.firstLateLink?.status ?? "nothing"}${
+                redis.paused.firstLateLink?.status === 400
+                  ? ", by its own rule: the second switch had moved the accounts"
+                  : ""
+              }): ` +
+              "Redis gave the holder no fence to send.",
             `The audit is ${auditWords(redis.paused)}. The lease's fence stops that write (see f2-lease-stolen).`,
           ]
         : [
@@ -214,7 +233,14 @@ export const advisoryOrLease: Experiment = {
           ];
       const measuredSteps = comparison.map(
         (each) =>
-          `Under ${each.strategy}: ${each.connectionsHeldDuringCalls} connection(s) held during the calls; after the drop ${each.afterTheDrop}; the second switch ${each.secondSwitchCalledProviderMeanwhile ? "called the provider while the first still did" : "did not call the provider meanwhile"}; the audit ${each.auditConsistent ? "consistent" : "inconsistent"}.`,
+          `Under ${each.strategy}: ${each.connectionsHeldDuringCalls} connection(s) ` +
+          `held during the calls; after the drop ${each.afterTheDrop}; the second switch ` +
+          `${
+            each.secondSwitchCalledProviderMeanwhile
+              ? "called the provider while the first still did"
+              : "did not call the provider meanwhile"
+          }; ` +
+          `the audit ${each.auditConsistent ? "consistent" : "inconsistent"}.`,
       );
       return {
         observed: {
@@ -228,28 +254,50 @@ export const advisoryOrLease: Experiment = {
         asExpected,
         explanation: (asExpected
           ? [
-              `Each first switch had its database connection dropped (pg_terminate_backend) ${callMs / 2} ms into its first ${callMs} ms provider call.`,
-              `Advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection idle in transaction for the whole call.`,
-              `The drop ended that transaction and released its lock: the provider calls went on (${advisory.providerWritesApplied.first} applied), but the save failed (${advisory.first.status}).`,
-              `The second advisory switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}, and the audit is ${auditWords(advisory)}.`,
+              `Each first switch had its database connection dropped (pg_terminate_backend) ${callMs / 2} ms ` +
+                `into its first ${callMs} ms provider call.`,
+              `Advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled ` +
+                "connection idle in transaction for the whole call.",
+              "The drop ended that transaction and released its lock: the provider calls went on " +
+                `(${advisory.providerWritesApplied.first} applied), but the save failed ` +
+                `(${advisory.first.status}).`,
+              "The second advisory switch " +
+                `${
+                  advisory.secondCalledProviderWhileFirstDid
+                    ? "got the lock and called the provider while the first still did"
+                    : "did not get in"
+                }, ` +
+                `and the audit is ${auditWords(advisory)}.`,
               `Session-advisory (pg_advisory_lock) held no pooled connection, but a pinned one of its own.`,
               `The drop released its lock and nothing told the switch: it went on and answered ${session.first.status}.`,
-              `Meanwhile the second switch, started ${session.second.startedMs - session.first.startedMs} ms after the first, took the lock and called the provider (it answered ${session.second.status}); the first ended ${session.first.endedMs - session.first.startedMs} ms after its start.`,
+              `Meanwhile the second switch, started ${session.second.startedMs - session.first.startedMs} ms ` +
+                `after the first, took the lock and called the provider (it answered ${session.second.status}); ` +
+                `the first ended ${session.first.endedMs - session.first.startedMs} ms after its start.`,
               `The audit is ${auditWords(session)}.`,
               `The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}).`,
-              `Dropping the pool's ${lease.terminated} connections changed nothing: the first switch answered ${lease.first.status}, the second ${lease.second.status}, and the audit is ${auditWords(lease)}.`,
+              `Dropping the pool's ${lease.terminated} connections changed nothing: ` +
+                `the first switch answered ${lease.first.status}, the second ${lease.second.status}, ` +
+                `and the audit is ${auditWords(lease)}.`,
               ...redisSteps,
-              `When to use which: a transaction-scoped advisory lock for short work inside one database transaction, with no slow third party in it.`,
-              `A session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job.`,
-              `A lease stored as data for work that calls slow third parties or spans requests and processes: it has a TTL, an owner, fencing tokens and a visible holder.`,
-              `With no single database of record, the lock cannot live in one database: use a lock service with leases and fencing (etcd or ZooKeeper; Redis or Redlock only with fencing tokens).`,
+              "When to use which: a transaction-scoped advisory lock for short work inside one database " +
+                "transaction, with no slow third party in it.",
+              "A session advisory lock for a singleton job on a connection it owns (a migration, " +
+                "a cron), where losing the connection means stopping the job.",
+              "A lease stored as data for work that calls slow third parties or spans requests and processes: " +
+                "it has a TTL, an owner, fencing tokens and a visible holder.",
+              "With no single database of record, the lock cannot live in one database: " +
+                "use a lock service with leases and fencing (etcd or ZooKeeper; Redis or Redlock only with " +
+                "fencing tokens).",
             ]
           : [
-              `Expected advisory's switch to fail after the drop, session-advisory to let a second switch in, and the lease to refuse the second switch (409) with a consistent audit.`,
+              "Expected advisory's switch to fail after the drop, session-advisory to let a second switch in, " +
+                "and the lease to refuse the second switch (409) with a consistent audit.",
               ...measuredSteps,
               ...(redis
                 ? [
-                    `Redis paused past its TTL: the second switch answered ${redis.paused.second.status}, and the first one's late link ${redis.paused.lateWriteNotFenced ? "was not refused as stale" : "was refused or not sent"}.`,
+                    `Redis paused past its TTL: the second switch answered ${redis.paused.second.status}, ` +
+                      "and the first one's late link " +
+                      `${redis.paused.lateWriteNotFenced ? "was not refused as stale" : "was refused or not sent"}.`,
                   ]
                 : [`Redis was not measured.`]),
             ]
