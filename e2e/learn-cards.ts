@@ -106,8 +106,8 @@ async function expectAtFact(container: Locator, run: Run, index: number) {
 
 /** From the last fact (where a replay opens) back to the first with "Previous fact", then forward to the last. */
 export async function stepEveryFact(container: Locator, run: Run) {
-  const previous = container.getByRole("button", { name: "◀ Previous fact" });
-  const next = container.getByRole("button", { name: "Next fact ▶" });
+  const previous = container.getByRole("button", { name: "Previous fact", exact: true });
+  const next = container.getByRole("button", { name: "Next fact", exact: true });
   const last = run.steps.length - 1;
   await expectAtFact(container, run, last);
   await expect(next).toBeDisabled();

@@ -108,7 +108,7 @@ test("a run survives navigation, reopens at its URL with its prediction, and ste
   await expect(page.locator(".replay-fact")).toHaveText(`Before fact 1 of ${run.steps.length}`);
   const leaseRow = page.locator(".replay-state dt", { hasText: "Lease row" }).locator("xpath=following-sibling::dd[1]");
   await expect(leaseRow).toHaveText("free");
-  const next = page.getByRole("button", { name: "Next fact ▶" });
+  const next = page.getByRole("button", { name: "Next fact", exact: true });
   for (const [index, step] of run.steps.entries()) {
     await next.click();
     await expect(page.locator('ol.run-steps > li[aria-current="step"]')).toHaveText(step.text);

@@ -11,14 +11,14 @@ function FactSteps({ count, current, stepper }: { count: number; current: number
   return (
     <div className="fact-steps">
       <button type="button" onClick={() => stepper.previousFact()} disabled={current === null || current === 0}>
-        ◀ Previous fact
+        <span aria-hidden="true">◀ </span>Previous fact
       </button>
       <button
         type="button"
         onClick={() => stepper.nextFact()}
         disabled={count === 0 || (current !== null && current + 1 >= count)}
       >
-        Next fact ▶
+        Next fact<span aria-hidden="true"> ▶</span>
       </button>
       <span className="replay-fact" aria-live="polite">
         {count === 0
@@ -28,6 +28,21 @@ function FactSteps({ count, current, stepper }: { count: number; current: number
             : `Fact ${current + 1} of ${count}`}
       </span>
     </div>
+  );
+}
+
+function SpeedChoice({ speed, setSpeed }: { speed: number; setSpeed: (speed: number) => void }) {
+  return (
+    <label>
+      Speed{" "}
+      <select value={speed} onChange={(event) => setSpeed(Number(event.target.value))}>
+        {speeds.map((option, index) => (
+          <option key={option.label} value={index}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
@@ -65,16 +80,7 @@ export function ReplayControls({
       >
         {playing ? "Pause" : "Play"}
       </button>
-      <label>
-        Speed{" "}
-        <select value={speed} onChange={(event) => setSpeed(Number(event.target.value))}>
-          {speeds.map((option, index) => (
-            <option key={option.label} value={index}>
-              {option.label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <SpeedChoice speed={speed} setSpeed={setSpeed} />
       <label className="replay-slider">
         <span>Moment</span>
         <input

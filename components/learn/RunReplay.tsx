@@ -108,13 +108,21 @@ export function RunReplay({ run, title, ref }: { run: RunRecord; title: string; 
       />
       <ReplayState run={run} at={at} from={from} labels={labels} />
       <FactList steps={run.steps} current={current} goTo={goTo} />
+      <Explanation text={run.explanation} />
+    </div>
+  );
+}
+
+function Explanation({ text }: { text: string }) {
+  return (
+    <>
       <h3>What happened, and why</h3>
       <ol className="explanation">
-        {sentences(run.explanation).map((sentence, index) => (
+        {sentences(text).map((sentence, index) => (
           <li key={index}>{sentence}</li>
         ))}
       </ol>
-    </div>
+    </>
   );
 }
 

@@ -78,6 +78,23 @@ function requestLog() {
   };
 }
 
+/** Reads the state after an answer: answers that come together share one read, and the reads run in turn. */
+function readQueue(read: () => Promise<void>) {
+  let reading: Promise<void> = Promise.resolve();
+  let queued = false;
+  return {
+    soon(): void {
+      if (queued) return;
+      queued = true;
+      reading = reading.then(() => {
+        queued = false;
+        return read();
+      });
+    },
+    done: () => reading,
+  };
+}
+
 /** Records a run on `userId`, whose provider accounts are those holding one of `identityIds`. */
 export function runRecorder(userId: string, identityIds: readonly string[]) {
   const variants: RecordingVariant[] = [];
@@ -86,24 +103,12 @@ export function runRecorder(userId: string, identityIds: readonly string[]) {
   const measured: MeasuredFact[] = [];
   const log = requestLog();
   let open: RecordingVariant | null = null;
-  let reading: Promise<void> = Promise.resolve();
-  let readQueued = false;
-
   const snapshot = (withAudit: boolean) =>
     readSnapshot(userId, identityIds, withAudit).then((read) => void snapshots.push(read), logReadFailure);
-
-  /** Reads the state after an answer; answers that come together share one read. */
-  function snapshotSoon(): void {
-    if (readQueued) return;
-    readQueued = true;
-    reading = reading.then(() => {
-      readQueued = false;
-      return snapshot(false);
-    });
-  }
+  const reads = readQueue(() => snapshot(false));
 
   async function closeVariant(): Promise<void> {
-    await reading;
+    await reads.done();
     if (!open) return;
     const variant = open;
     open = null;
@@ -138,7 +143,7 @@ export function runRecorder(userId: string, identityIds: readonly string[]) {
     },
     complete(...answered: Parameters<typeof log.complete>): void {
       log.complete(...answered);
-      snapshotSoon();
+      reads.soon();
     },
     async finish() {
       await closeVariant();
