@@ -46,16 +46,21 @@ function captionOf(row: RowContent, props: Pick<TimelineChartProps, "laneCaption
   }
 }
 
-/** The time axis: round-numbered ticks across the plot, from the origin on. */
+/** The time axis: round-numbered ticks across the plot, from the origin on; a label near the right edge ends at its tick. */
 function Axis({ layout }: { layout: Layout }) {
-  return tickMarks(layout.scale, layout.origin).map((tick) => (
-    <g key={tick}>
-      <line x1={layout.scale.x(tick)} x2={layout.scale.x(tick)} y1={18} y2={layout.height} className="tl-grid" />
-      <text x={layout.scale.x(tick) + 2} y={12} className="tl-tick">
-        {seconds(tick, layout.origin)}
-      </text>
-    </g>
-  ));
+  const right = layout.plotLeft + layout.scale.width;
+  return tickMarks(layout.scale, layout.origin).map((tick) => {
+    const x = layout.scale.x(tick);
+    const atEnd = x > right - 48;
+    return (
+      <g key={tick}>
+        <line x1={x} x2={x} y1={18} y2={layout.height} className="tl-grid" />
+        <text x={atEnd ? x - 2 : x + 2} y={12} className="tl-tick" textAnchor={atEnd ? "end" : undefined}>
+          {seconds(tick, layout.origin)}
+        </text>
+      </g>
+    );
+  });
 }
 
 /** The picture itself, hidden from screen readers (the chart's words describe it): axis, rows, now, marks. */

@@ -51,7 +51,7 @@ try {
   // Learn: a card after its run, its picture with the numbered facts, and the steps that cite them.
   await page.setViewportSize({ width: 1280, height: 1400 });
   for (const experiment of ["f2-lease-stolen", "f3-release-fails"]) await runCard(page, experiment);
-  await handoutPage(page, "f2-lease-stolen");
+  await handoutPage(page, "q3-ttl-too-short");
 } finally {
   await browser.close();
   await app.stop();

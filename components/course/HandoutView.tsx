@@ -14,7 +14,8 @@ function HandoutPicture({ record, title }: { record: RunRecord; title: string })
   const { from, to } = spanOf(record);
   const drawing = useDrawing(record, to);
   return (
-    <figure className="handout-picture">
+    // The printed picture gives way to the facts below it: the more facts, the shorter (print CSS).
+    <figure className="handout-picture" style={{ "--facts": record.steps.length } as React.CSSProperties}>
       <TimelineChart
         label={title}
         lanes={drawing.lanes}
