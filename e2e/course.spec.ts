@@ -72,10 +72,11 @@ const parts = [
   { from: 10, to: Infinity },
 ];
 for (const { width, height } of classroomViewports)
-  for (const { from, to } of parts)
+  for (const { from, to } of parts) {
+    const live = width > 1000;
     test(
-      `at ${width} px, lessons ${from} to ${to === Infinity ? "the last" : to}: predict, run, open the shipped run, ` +
-        "step every fact both ways, next lesson",
+      `at ${width} px, lessons ${from} to ${to === Infinity ? "the last" : to}: predict, ` +
+        `${live ? "run, " : ""}open the shipped run, step every fact both ways, next lesson`,
       async ({ page, request }) => {
         test.setTimeout(420_000);
         await resetLab(request);
@@ -88,7 +89,7 @@ for (const { width, height } of classroomViewports)
           // Right for some lessons, wrong for others: the verdict line says either.
           const { choices, answer } = lesson.prediction;
           const predicted = index % 2 === 0 ? answer : choices.find((each) => each.id !== answer)!.id;
-          await walkLesson(page, lesson, predicted, width > 1000);
+          await walkLesson(page, lesson, predicted, live);
           const next = lessons[lesson.lesson];
           if (!next) {
             await expect(page.getByRole("link", { name: /^Next lesson/ })).toHaveCount(0);
@@ -100,6 +101,7 @@ for (const { width, height } of classroomViewports)
         }
       },
     );
+  }
 
 test("the table of contents shows each lesson's progress, kept in the browser", async ({ page, request }) => {
   await resetLab(request);
