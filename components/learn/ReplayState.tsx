@@ -5,10 +5,13 @@ import { leaseRowAt, snapshotAt, type LeaseRow } from "./replay";
 import type { RunRecord } from "./types";
 
 const seconds = (at: number, from: number): string => `${((at - from) / 1000).toFixed(3)} s`;
+/** When a read was made: a variant's first read comes before its first request, the picture's origin. */
+const asRead = (at: string, from: number): string =>
+  Date.parse(at) < from ? "as read before the first request" : `as read at ${seconds(Date.parse(at), from)}`;
 
 /** The lease row in words: free, or who held it, with its fence and expiry; "as read" when it comes from a read. */
 function leaseWords(row: LeaseRow, from: number, labels: Map<string, string>): string {
-  const read = row.readAt ? ` (as read at ${seconds(Date.parse(row.readAt), from)})` : "";
+  const read = row.readAt ? ` (${asRead(row.readAt, from)})` : "";
   if (!row.held) return `free${read}`;
   const who = row.holder ? ` by ${laneLabel(labels, row.holder.operationId)}` : "";
   const until = row.expiresAt ? `, until ${seconds(Date.parse(row.expiresAt), from)}` : "";
@@ -32,7 +35,7 @@ export function ReplayState({
     <dl className="replay-state" aria-label="The lab at this moment">
       <dt>Lease row</dt>
       <dd>{leaseWords(leaseRowAt(run, at), from, labels)}</dd>
-      <dt>Provider accounts{state ? ` (as read at ${seconds(Date.parse(state.at), from)})` : ""}</dt>
+      <dt>Provider accounts{state ? ` (${asRead(state.at, from)})` : ""}</dt>
       <dd>
         {state ? (
           <ul>
@@ -48,7 +51,7 @@ export function ReplayState({
           "not read yet at this moment"
         )}
       </dd>
-      <dt>Audit{audit ? ` (as read at ${seconds(Date.parse(audit.at), from)})` : ""}</dt>
+      <dt>Audit{audit ? ` (${asRead(audit.at, from)})` : ""}</dt>
       <dd>
         {audit?.audit
           ? audit.audit.consistent
