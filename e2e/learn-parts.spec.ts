@@ -36,7 +36,7 @@ test("against a real PgBouncer and redis-server, the pooler, Redis-restart and t
   for (const id of ["pooler-strands-session-lock", "redis-restart-loses-lock", "q5-advisory-or-lease"]) {
     const card = await runCard(page, id);
     await expect(card).not.toContainText("not available here");
-    await expectWholeRun(page, card);
+    await expectWholeRun(card, (await savedRunOf(page, card)).run);
   }
   // q5 measured all three, Redis included (without a redis-server its answer says Redis was not measured).
   const q5 = page.locator('section[data-experiment="q5-advisory-or-lease"]');

@@ -1,11 +1,14 @@
 /**
  * `npm run screenshots` (after `npm run build`): starts the built app on a fresh database of its own, stages
- * a double click under `lease`, `none` and `transaction` in Chromium, runs two of Learn's experiments, and
- * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures of docs/timeline.md and
- * docs/learn.md, and the README's).
+ * a double click under `lease`, `none` and `transaction` in Chromium, runs two of Learn's experiments, prints
+ * the course's handout to PDF, and saves each timeline, each card and one page of the handout as a PNG into
+ * docs/screenshots/ (the pictures of docs/timeline.md, docs/learn.md and docs/teach.md, and the README's).
+ * The handout's page needs pdftoppm (Debian's poppler-utils); without it, that picture is left as it was.
  */
 import { chromium, type Page } from "@playwright/test";
-import { mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { prepareDatabase } from "../db/prepare";
 import { startApp } from "../test/harness/app-server";
@@ -48,15 +51,49 @@ try {
   // Learn: a card after its run, its picture with the numbered facts, and the steps that cite them.
   await page.setViewportSize({ width: 1280, height: 1400 });
   for (const experiment of ["f2-lease-stolen", "f3-release-fails"]) await runCard(page, experiment);
+  await handoutPage(page, "q3-ttl-too-short");
 } finally {
   await browser.close();
   await app.stop();
+}
+
+/** Prints the course's handout to PDF, as a class would, and saves the page of one lesson as a PNG. */
+async function handoutPage(page: Page, experiment: string): Promise<void> {
+  const pdftoppm = ["/usr/bin/pdftoppm", "/usr/local/bin/pdftoppm"].find((candidate) => existsSync(candidate));
+  if (!pdftoppm) return console.log("[screenshots] no pdftoppm (apt-get install poppler-utils): handout page skipped");
+  await page.goto("/learn/course/handout");
+  const lessons = page.locator(".handout-lesson");
+  await lessons.first().waitFor();
+  const count = await lessons.count();
+  await page
+    .locator(".handout-lesson[data-ready]")
+    .nth(count - 1)
+    .waitFor();
+  const index = await lessons.evaluateAll(
+    (sections, id) => sections.findIndex((section) => section.getAttribute("data-lesson") === id),
+    experiment,
+  );
+  const directory = mkdtempSync(path.join(os.tmpdir(), "handout-"));
+  try {
+    const pdf = path.join(directory, "handout.pdf");
+    writeFileSync(pdf, await page.pdf({ format: "A4", printBackground: true, preferCSSPageSize: true }));
+    // One lesson a page: the lesson's page is its place in the course.
+    const pageNumber = String(index + 1);
+    const out = path.join(directory, "page");
+    execFileSync(pdftoppm, ["-png", "-r", "90", "-f", pageNumber, "-l", pageNumber, "-singlefile", pdf, out]);
+    writeFileSync(path.join(outputDir, "handout-page.png"), readFileSync(`${out}.png`));
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+  console.log("[screenshots] saved docs/screenshots/handout-page.png");
 }
 
 /** Runs one of Learn's cards and saves it, once its verdict is in and its saved run is drawn. */
 async function runCard(page: Page, experiment: string): Promise<void> {
   await page.goto("/learn");
   const card = page.locator(`section[data-experiment="${experiment}"]`);
+  // Folded to its question: unfolded first.
+  await card.locator(":scope > details > summary").click();
   await card.getByRole("button", { name: /^Run/ }).click();
   await card
     .getByRole("status")

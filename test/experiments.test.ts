@@ -23,6 +23,9 @@ async function run(id: string): Promise<Run> {
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   expect(answer.body.verdict, JSON.stringify(answer.body.observed, null, 1)).toBe("as-expected");
   expect(Date.parse(answer.body.endedAt) - Date.parse(answer.body.startedAt)).toBeLessThan(30_000);
+  // Each variant of the saved run is captioned by what sets it apart, no two alike.
+  const labels = (await saved(answer.body)).variants.map((variant) => variant.label);
+  expect(new Set(labels).size, labels.join(" | ")).toBe(labels.length);
   return answer.body;
 }
 
@@ -32,6 +35,7 @@ interface Phase {
 }
 
 interface SavedRun {
+  variants: { label: string }[];
   lanes: { operationId: string; phases: Phase[]; lease: { acquiredAt: string } | null }[];
   history: { f: string; type: string }[];
   snapshots: {
@@ -61,6 +65,12 @@ describe("the experiments", () => {
     const { body } = await app.get("/api/lab/experiments");
     for (const card of body.experiments) {
       expect(Object.keys(card)).toEqual(expect.arrayContaining(["id", "title", "question", "failureMode", "expected"]));
+      // Its lesson in the course: minutes, and the prediction asked before it runs.
+      expect(typeof card.minutes).toBe("number");
+      const ids = card.prediction.choices.map((choice: { id: string }) => choice.id);
+      expect(ids.length).toBeGreaterThanOrEqual(2);
+      expect(ids.length).toBeLessThanOrEqual(4);
+      expect(ids).toContain(card.prediction.answer);
     }
     const unknown = await app.post("/api/lab/experiments/no-such-thing/run");
     expect(unknown.status).toBe(404);

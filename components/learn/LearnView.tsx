@@ -1,26 +1,22 @@
 "use client";
 
 import Link from "next/link";
-import { useQuery } from "@tanstack/react-query";
-import { api } from "../api";
 import { ExperimentCardView } from "./ExperimentCardView";
 import { ImportRun } from "./ImportRun";
-import type { ListedExperiment } from "./types";
+import { useExperiments } from "./useExperiments";
 
 /** The Learn view: the article's questions and failure modes, each an experiment run in one click. */
 export function LearnView() {
-  const cards = useQuery({
-    queryKey: ["experiments"],
-    queryFn: () => api<{ experiments: ListedExperiment[] }>("/api/lab/experiments"),
-  });
+  const cards = useExperiments();
   return (
     <main>
       <header className="masthead">
         <div>
           <h1>Learn</h1>
           <p className="tagline">
-            Every question and failure mode of the lease-lock article, reproduced in one click and explained.{" "}
-            <Link href="/">Back to the lab</Link>
+            Every question and failure mode of the lease-lock article, reproduced in one click and explained. Open a
+            card to predict, run and step through what happened, or follow <Link href="/learn/course">the course</Link>,
+            a guided 45-minute class. <Link href="/">Back to the lab</Link>
           </p>
         </div>
       </header>

@@ -3,11 +3,15 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { api } from "../api";
+import { PredictionVerdict } from "./Prediction";
 import { runQuery, SavedRun } from "./SavedRun";
 import type { ListedExperiment } from "./types";
 
-/** `/learn/runs/{runId}`: one saved run, reopened and replayed, for a class or a colleague. */
-export function RunPage({ runId }: { runId: string }) {
+/**
+ * `/learn/runs/{runId}`: one saved run, reopened and replayed, for a class or a colleague; with the
+ * prediction made before it when its link carries one (`?predicted=`).
+ */
+export function RunPage({ runId, predicted }: { runId: string; predicted: string | null }) {
   const run = useQuery(runQuery(runId));
   const cards = useQuery({
     queryKey: ["experiments"],
@@ -15,6 +19,7 @@ export function RunPage({ runId }: { runId: string }) {
   });
   const card = cards.data?.experiments.find((each) => each.id === run.data?.experimentId);
   const title = card?.title ?? run.data?.experimentId ?? "Saved run";
+  const known = card?.prediction.choices.some((choice) => choice.id === predicted) ? predicted : null;
   return (
     <main>
       <header className="masthead">
@@ -33,8 +38,10 @@ export function RunPage({ runId }: { runId: string }) {
         </div>
       </header>
       {card && <p className="question">{card.question}</p>}
-      <section className="card experiment" aria-label="The run">
-        <SavedRun runId={runId} title="The run, replayed" showLink={false} />
+      {card && run.data && known && <PredictionVerdict card={card} chosen={known} verdict={run.data.verdict} />}
+      <section className="card experiment" aria-labelledby="run-heading">
+        <h2 id="run-heading">The run, replayed</h2>
+        <SavedRun runId={runId} title="The run, replayed" />
       </section>
     </main>
   );

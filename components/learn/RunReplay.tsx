@@ -1,205 +1,161 @@
 "use client";
 
-import { useEffect, useMemo, useRef, useState } from "react";
-import { laneLabel, laneLabels } from "@/lib/lab/experiments/run-facts";
+import { useCallback, useImperativeHandle, useMemo, useState } from "react";
+import { laneLabels } from "@/lib/lab/experiments/run-facts";
 import { TimelineChart } from "../TimelineChart";
-import { laneAt, leaseHolderAt, momentsOf, snapshotAt, spanOf } from "./replay";
-import type { RunRecord } from "./types";
-
-const speeds = [
-  { label: "1×", factor: 1 },
-  { label: "¼× (slow motion)", factor: 0.25 },
-  { label: "1/10×", factor: 0.1 },
-] as const;
-
-const seconds = (at: number, from: number): string => `${((at - from) / 1000).toFixed(3)} s`;
+import { factIndexAt, factMarks, foldsByDefault, spanOf } from "./replay";
+import { ReplayControls } from "./ReplayControls";
+import { ReplayState } from "./ReplayState";
+import type { RunMarker, RunRecord } from "./types";
+import { useDrawing } from "./useDrawing";
+import { usePlayback } from "./usePlayback";
 
 /** The explanation as short steps: one sentence a line. */
 const sentences = (text: string): string[] => text.split(/(?<=[.!?])\s+(?=[A-Z0-9])/).filter(Boolean);
 
+/** What a page (the presenter view's keyboard) can do with a replay: step its facts; false when there is none. */
+export interface ReplayHandle {
+  nextFact(): boolean;
+  previousFact(): boolean;
+}
+
+/** The numbered facts, once: each a button that moves the replay to it; the current one is `aria-current`. */
+function FactList({
+  steps,
+  current,
+  goTo,
+}: {
+  steps: RunMarker[];
+  current: number | null;
+  goTo: (index: number) => void;
+}) {
+  if (steps.length === 0) return null;
+  return (
+    <>
+      <h3>The facts on the picture</h3>
+      <ol className="run-steps">
+        {steps.map((step, index) => (
+          <li key={step.n} value={step.n} aria-current={index === current ? "step" : undefined}>
+            <button type="button" className="fact" onClick={() => goTo(index)}>
+              {step.text}
+            </button>
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
+
 /**
- * A saved run, replayed: the whole run drawn with the shared timeline (each variant a group, each request
- * named as the run named it, each cited fact a numbered marker), a slider to scrub it, steps from one
- * recorded moment to the next, play in slow motion, and the lease, the provider's accounts and the audit
- * as they were at the moment shown.
+ * A saved run, replayed: the whole run drawn with the shared timeline (each variant a group under its
+ * caption, each request named as the run named it, each cited fact a numbered marker), "Next fact" and
+ * "Previous fact" to step between the facts (the current one highlighted on the picture, its caption beside
+ * it), a slider to scrub every recorded moment, play in slow motion, and the lease, the provider's accounts
+ * and the audit as they were at the moment shown.
  */
-export function RunReplay({ run, title }: { run: RunRecord; title: string }) {
+export function RunReplay({ run, title, ref }: { run: RunRecord; title: string; ref?: React.Ref<ReplayHandle> }) {
   const { from, to } = useMemo(() => spanOf(run), [run]);
-  const moments = useMemo(() => momentsOf(run), [run]);
   const labels = useMemo(() => laneLabels(run.history), [run]);
   const [at, setAt] = useState(to);
-  const [playing, setPlaying] = useState(false);
-  const [speed, setSpeed] = useState(0);
-  const frame = useRef<number | null>(null);
-
-  useEffect(() => {
-    if (!playing) return;
-    let last = performance.now();
-    const tick = (now: number) => {
-      const step = (now - last) * speeds[speed]!.factor;
-      last = now;
-      setAt((current) => {
-        const next = Math.min(to, current + step);
-        if (next >= to) setPlaying(false);
-        return next;
-      });
-      frame.current = requestAnimationFrame(tick);
+  // The fact stepped to, when it was (two facts at one moment are two steps); else the last one reached.
+  const [pinned, setPinned] = useState<number | null>(null);
+  const playback = usePlayback(to, setAt);
+  const current = pinned ?? factIndexAt(run.steps, at);
+  const goTo = useCallback(
+    (index: number) => {
+      playback.setPlaying(false);
+      setPinned(index);
+      setAt(Date.parse(run.steps[index]!.at));
+    },
+    [playback, run.steps],
+  );
+  const stepper = useMemo<ReplayHandle>(() => {
+    const next = current === null ? 0 : current + 1;
+    return {
+      nextFact: () => next < run.steps.length && (goTo(next), true),
+      previousFact: () => current !== null && current > 0 && (goTo(current - 1), true),
     };
-    frame.current = requestAnimationFrame(tick);
-    return () => {
-      if (frame.current !== null) cancelAnimationFrame(frame.current);
-    };
-  }, [playing, speed, to]);
-
-  const variantOf = (operationId: string) =>
-    run.variants.findIndex((variant) => variant.operationIds.includes(operationId));
-  const lanes = run.lanes
-    .map((lane) => laneAt(lane, at))
-    .filter((lane) => lane !== null)
-    .sort(
-      (a, b) =>
-        variantOf(a.operationId) - variantOf(b.operationId) || Date.parse(a.requestedAt) - Date.parse(b.requestedAt),
-    );
-  const markerId = (n: number) => `run-${run.id}-marker-${n}`;
-  const holder = leaseHolderAt(run.lanes, at);
-  const { state, audit } = snapshotAt(run, at);
-  const previous = moments.findLast((moment) => moment < at - 0.5);
-  const next = moments.find((moment) => moment > at + 0.5);
+  }, [current, goTo, run.steps.length]);
+  useImperativeHandle(ref, () => stepper, [stepper]);
+  const drawing = useDrawing(run, at);
 
   return (
     <div className="run-replay">
+      <FoldToggles run={run} folded={drawing.folded} onToggle={drawing.toggle} />
       <TimelineChart
         label={title}
-        lanes={lanes}
+        lanes={drawing.lanes}
         at={at}
-        laneCaption={(lane) => {
-          const index = variantOf(lane.operationId);
-          const variant = run.variants[index];
-          const group = variant ? `variant ${index + 1} of ${run.variants.length}, ${variant.label}` : "other";
-          return `${group}: ${laneLabel(labels, lane.operationId)}`;
-        }}
+        groupOf={drawing.groupOf}
+        legendColumn
+        laneCaption={drawing.laneCaption}
         // A fact is marked once the moment shown has reached it (at the run's first moment, nothing has happened).
-        marks={run.steps
-          .filter((step) => at > from && Date.parse(step.at) <= at)
-          .map((step) => ({
-            label: String(step.n),
-            at: Date.parse(step.at),
-            operationId: step.operationId,
-            id: markerId(step.n),
-            description: step.text,
-          }))}
+        marks={factMarks(run.steps, at, from)}
+        currentMark={current === null ? null : String(run.steps[current]!.n)}
       />
-      <div className="replay-controls" role="group" aria-label="Replay">
-        <button
-          type="button"
-          onClick={() => previous !== undefined && setAt(previous)}
-          disabled={previous === undefined}
-        >
-          ◀ Previous step
-        </button>
-        <button
-          type="button"
-          aria-pressed={playing}
-          onClick={() => {
-            if (!playing && at >= to) setAt(from);
-            setPlaying(!playing);
-          }}
-        >
-          {playing ? "Pause" : "Play"}
-        </button>
-        <button type="button" onClick={() => next !== undefined && setAt(next)} disabled={next === undefined}>
-          Next step ▶
-        </button>
-        <label>
-          Speed{" "}
-          <select value={speed} onChange={(event) => setSpeed(Number(event.target.value))}>
-            {speeds.map((option, index) => (
-              <option key={option.label} value={index}>
-                {option.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="replay-slider">
-          <span>Moment</span>
-          <input
-            type="range"
-            min={from}
-            max={to}
-            step={1}
-            value={at}
-            aria-valuetext={seconds(at, from)}
-            onChange={(event) => {
-              setPlaying(false);
-              setAt(Number(event.target.value));
-            }}
-          />
-        </label>
-        <span className="replay-at">
-          {seconds(at, from)} of {seconds(to, from)}
-        </span>
-      </div>
-      <dl className="replay-state" aria-label="The lab at this moment">
-        <dt>Lease row</dt>
-        <dd>
-          {holder?.lease
-            ? `held by ${laneLabel(labels, holder.operationId)}, fence ${holder.lease.fence}, until ${seconds(
-                Date.parse(holder.lease.expiresAt),
-                from,
-              )}`
-            : "free"}
-        </dd>
-        <dt>Provider accounts{state ? ` (as read at ${seconds(Date.parse(state.at), from)})` : ""}</dt>
-        <dd>
-          {state ? (
-            <ul>
-              {state.accounts.map((account) => (
-                <li key={account.user_id}>
-                  {account.user_id}:{" "}
-                  {account.identities.map((identity) => `${identity.provider}|${identity.user_id}`).join(", ")}
-                </li>
-              ))}
-              <li>local primary: {state.localPrimaryIdentityId ?? "unknown"}</li>
-            </ul>
-          ) : (
-            "not read yet at this moment"
-          )}
-        </dd>
-        <dt>Audit{audit ? ` (as read at ${seconds(Date.parse(audit.at), from)})` : ""}</dt>
-        <dd>
-          {audit?.audit
-            ? audit.audit.consistent
-              ? "consistent"
-              : `inconsistent: ${audit.audit.violations.join("; ")}`
-            : "not read yet in this variant (the run reads it at the end of each variant)"}
-        </dd>
-      </dl>
-      {run.steps.length > 0 && (
-        <>
-          <h3>The facts on the picture</h3>
-          <ol className="run-steps">
-            {run.steps.map((step) => (
-              <li key={step.n} value={step.n}>
-                <a
-                  href={`#${markerId(step.n)}`}
-                  onClick={() => {
-                    setPlaying(false);
-                    setAt(Math.max(at, Date.parse(step.at)));
-                  }}
-                >
-                  {step.text}
-                </a>
-              </li>
-            ))}
-          </ol>
-        </>
-      )}
+      <ReplayControls
+        run={run}
+        span={{ from, to }}
+        at={at}
+        current={current}
+        stepper={stepper}
+        playback={playback}
+        onScrub={(moment) => {
+          playback.setPlaying(false);
+          setPinned(null);
+          setAt(moment);
+        }}
+      />
+      <ReplayState run={run} at={at} from={from} labels={labels} />
+      <FactList steps={run.steps} current={current} goTo={goTo} />
+      <Explanation text={run.explanation} />
+    </div>
+  );
+}
+
+function Explanation({ text }: { text: string }) {
+  return (
+    <>
       <h3>What happened, and why</h3>
       <ol className="explanation">
-        {sentences(run.explanation).map((sentence, index) => (
+        {sentences(text).map((sentence, index) => (
           <li key={index}>{sentence}</li>
         ))}
       </ol>
-    </div>
+    </>
+  );
+}
+
+/** A button for each variant drawn folded (or unfolded again): its operations in one row, or one row each. */
+function FoldToggles({
+  run,
+  folded,
+  onToggle,
+}: {
+  run: RunRecord;
+  folded: number[];
+  onToggle: (index: number) => void;
+}) {
+  const foldable = foldsByDefault(run);
+  if (foldable.length === 0) return null;
+  return (
+    <p className="fold-toggles">
+      {foldable.map((index) => {
+        const count = run.variants[index]!.operationIds.length;
+        return (
+          <button
+            key={index}
+            type="button"
+            className="quiet"
+            aria-expanded={!folded.includes(index)}
+            onClick={() => onToggle(index)}
+          >
+            {folded.includes(index)
+              ? `Show variant ${index + 1}'s ${count} operations, one row each`
+              : `Fold variant ${index + 1} into one row`}
+          </button>
+        );
+      })}
+    </p>
   );
 }

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { api, ApiError } from "../api";
-import { RunReplay } from "./RunReplay";
+import { RunReplay, type ReplayHandle } from "./RunReplay";
 import { isSweep, TtlSweepChart } from "./TtlSweepChart";
 import type { RunRecord } from "./types";
 
@@ -23,8 +23,59 @@ function exportRun(run: RunRecord): void {
   URL.revokeObjectURL(url);
 }
 
-/** A saved run by its id: its replay, its TTL chart if it measured one, its export and its own address. */
-export function SavedRun({ runId, title, showLink }: { runId: string; title: string; showLink: boolean }) {
+/** The address of a saved run's own page, with the prediction made before it (kept in the link). */
+export const runHref = (runId: string, predicted: string | null) =>
+  `/learn/runs/${runId}${predicted ? `?predicted=${encodeURIComponent(predicted)}` : ""}`;
+
+/**
+ * A run's record drawn: its replay, its TTL chart if it measured one, its measured facts, its export and
+ * (`link`) its own address.
+ */
+export function RunResult({
+  record,
+  title,
+  link = null,
+  replay,
+}: {
+  record: RunRecord;
+  title: string;
+  link?: { predicted: string | null } | null;
+  replay?: React.Ref<ReplayHandle>;
+}) {
+  const sweep = record.observed.sweep;
+  const recommended = record.observed.recommendedTtlMs;
+  return (
+    <div className="run-result">
+      <RunReplay run={record} title={title} ref={replay} />
+      {isSweep(sweep) && (
+        <TtlSweepChart sweep={sweep} recommendedTtlMs={typeof recommended === "number" ? recommended : null} />
+      )}
+      <details>
+        <summary>Measured facts</summary>
+        <pre>{JSON.stringify(record.observed, null, 2)}</pre>
+      </details>
+      <p className="run-links">
+        {link && <Link href={runHref(record.id, link.predicted)}>Open this saved run on its own page</Link>}
+        <button type="button" className="quiet" onClick={() => exportRun(record)}>
+          Export as JSON
+        </button>
+      </p>
+    </div>
+  );
+}
+
+/** A saved run by its id, read from the lab. */
+export function SavedRun({
+  runId,
+  title,
+  link = null,
+  replay,
+}: {
+  runId: string;
+  title: string;
+  link?: { predicted: string | null } | null;
+  replay?: React.Ref<ReplayHandle>;
+}) {
   const run = useQuery(runQuery(runId));
   if (run.isPending) return <p className="hint">Loading the saved run…</p>;
   if (run.error instanceof ApiError && run.error.problem.status === 404)
@@ -36,25 +87,5 @@ export function SavedRun({ runId, title, showLink }: { runId: string; title: str
         {run.error instanceof ApiError ? run.error.problem.detail || run.error.problem.title : run.error.message}
       </p>
     );
-  const record = run.data;
-  const sweep = record.observed.sweep;
-  const recommended = record.observed.recommendedTtlMs;
-  return (
-    <div className="run-result">
-      <RunReplay run={record} title={title} />
-      {isSweep(sweep) && (
-        <TtlSweepChart sweep={sweep} recommendedTtlMs={typeof recommended === "number" ? recommended : null} />
-      )}
-      <details>
-        <summary>Measured facts</summary>
-        <pre>{JSON.stringify(record.observed, null, 2)}</pre>
-      </details>
-      <p className="run-links">
-        {showLink && <Link href={`/learn/runs/${record.id}`}>Open this saved run on its own page</Link>}
-        <button type="button" className="quiet" onClick={() => exportRun(record)}>
-          Export as JSON
-        </button>
-      </p>
-    </div>
-  );
+  return <RunResult record={run.data} title={title} link={link} replay={replay} />;
 }

@@ -15,6 +15,35 @@ export const isSweep = (value: unknown): value is SweepPoint[] =>
   value.length > 1 &&
   value.every((point) => typeof point?.ttlMs === "number" && typeof point?.share === "number");
 
+const bottom = height - margin.bottom;
+
+/** The axes: the share on the left, the lockout on the right, the swept TTLs below. */
+function Axes({ sweep, x, maxLockout }: { sweep: SweepPoint[]; x: (ttlMs: number) => number; maxLockout: number }) {
+  return (
+    <>
+      <line x1={margin.left} y1={bottom} x2={width - margin.right} y2={bottom} stroke="currentColor" />
+      <line x1={margin.left} y1={margin.top} x2={margin.left} y2={bottom} stroke="currentColor" />
+      <text x={margin.left - 4} y={margin.top + 4} fontSize="10" textAnchor="end">
+        100%
+      </text>
+      <text x={margin.left - 4} y={bottom} fontSize="10" textAnchor="end">
+        0%
+      </text>
+      <text x={width - margin.right + 4} y={margin.top + 4} fontSize="10">
+        {maxLockout} ms
+      </text>
+      {sweep.map((point) => (
+        <text key={point.ttlMs} x={x(point.ttlMs)} y={bottom + 12} fontSize="9" textAnchor="middle">
+          {point.ttlMs}
+        </text>
+      ))}
+      <text x={(margin.left + width - margin.right) / 2} y={height - 4} fontSize="10" textAnchor="middle">
+        TTL (ms)
+      </text>
+    </>
+  );
+}
+
 export function TtlSweepChart({ sweep, recommendedTtlMs }: { sweep: SweepPoint[]; recommendedTtlMs: number | null }) {
   const maxTtl = Math.max(...sweep.map((point) => point.ttlMs), recommendedTtlMs ?? 0);
   const maxLockout = Math.max(...sweep.map((point) => point.lockedAfterCrashMs));
@@ -24,7 +53,6 @@ export function TtlSweepChart({ sweep, recommendedTtlMs }: { sweep: SweepPoint[]
   const yLockout = (ms: number) => margin.top + (1 - ms / maxLockout) * plotHeight;
   const line = (y: (point: SweepPoint) => number) =>
     sweep.map((point) => `${x(point.ttlMs).toFixed(1)},${y(point).toFixed(1)}`).join(" ");
-  const bottom = height - margin.bottom;
   return (
     <figure className="sweep-chart">
       <svg
@@ -32,25 +60,7 @@ export function TtlSweepChart({ sweep, recommendedTtlMs }: { sweep: SweepPoint[]
         role="img"
         aria-label="TTL trade-off: expired under a switch vs. locked out after a crash"
       >
-        <line x1={margin.left} y1={bottom} x2={width - margin.right} y2={bottom} stroke="currentColor" />
-        <line x1={margin.left} y1={margin.top} x2={margin.left} y2={bottom} stroke="currentColor" />
-        <text x={margin.left - 4} y={margin.top + 4} fontSize="10" textAnchor="end">
-          100%
-        </text>
-        <text x={margin.left - 4} y={bottom} fontSize="10" textAnchor="end">
-          0%
-        </text>
-        <text x={width - margin.right + 4} y={margin.top + 4} fontSize="10">
-          {maxLockout} ms
-        </text>
-        {sweep.map((point) => (
-          <text key={point.ttlMs} x={x(point.ttlMs)} y={bottom + 12} fontSize="9" textAnchor="middle">
-            {point.ttlMs}
-          </text>
-        ))}
-        <text x={(margin.left + width - margin.right) / 2} y={height - 4} fontSize="10" textAnchor="middle">
-          TTL (ms)
-        </text>
+        <Axes sweep={sweep} x={x} maxLockout={maxLockout} />
         <polyline points={line((point) => yShare(point.share))} fill="none" stroke="#c0392b" strokeWidth="2" />
         <polyline
           points={line((point) => yLockout(point.lockedAfterCrashMs))}

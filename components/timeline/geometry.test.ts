@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lanesAsOf, outcomeKind, type Lane, type Phase } from "../../lib/lab/lane";
+import { captionLines } from "./words";
 import {
   appliedLate,
   collisions,
@@ -171,6 +172,67 @@ describe("layoutTimeline", () => {
   });
 });
 
+describe("layoutTimeline for a saved run", () => {
+  const groupOf = (lane: Lane) => {
+    const first = lane.operationId.startsWith("a") || lane.operationId.startsWith("b");
+    return { key: first ? "0" : "1", label: first ? "1 · sampled" : "2 · the crash", folded: first };
+  };
+
+  it("draws each group under its caption, in order; a folded group's lanes in one row", () => {
+    const lanes = [winner("aaaaaaaa", 0, 100), winner("bbbbbbbb", 200, 300), winner("cccccccc", 400, 500)];
+    const layout = layoutTimeline({
+      lanes,
+      now: t0 + 1_000,
+      windowMs: null,
+      width: 1_000,
+      groupOf,
+      legendColumn: true,
+    });
+    expect(layout.rows.map((row) => row.kind)).toEqual(["group", "folded", "group", "lane"]);
+    const [first, folded, second] = layout.rows;
+    expect(first).toMatchObject({ kind: "group", group: { label: "1 · sampled" }, count: 2 });
+    expect((folded as ItemRow).items).toHaveLength(4);
+    expect(second).toMatchObject({ group: { label: "2 · the crash" } });
+  });
+
+  it("fits every lane, however long the run took, and plots them right of the legend column", () => {
+    expect(
+      layoutTimeline({ lanes: [winner("aaaaaaaa", 0, 100)], now: t0, windowMs: null, width: 1_000 }).plotLeft,
+    ).toBe(0);
+    const lanes = [winner("aaaaaaaa", 0, 100), winner("cccccccc", 40_000, 40_100)];
+    const live = layoutTimeline({ lanes, now: t0 + 41_000, windowMs: null, width: 1_000 });
+    expect(live.shown).toBe(1);
+    expect(live.plotLeft).toBe(0);
+    const replay = layoutTimeline({
+      ...{ lanes, now: t0 + 41_000, windowMs: null, width: 1_000 },
+      everyLane: true,
+      legendColumn: true,
+    });
+    expect(replay.shown).toBe(2);
+    expect(replay.plotLeft).toBe(320);
+    expect(replay.scale.x(replay.scale.from)).toBeGreaterThan(replay.plotLeft);
+    expect(replay.scale.x(replay.scale.to)).toBeLessThan(1_000);
+  });
+
+  it("cuts each lane's caption into lines in the legend column, the row growing past three; live, one line above", () => {
+    const lanes = [winner("cccccccc", 0, 100)];
+    const caption = () => "a caption long enough to need more than three lines in a column a third of 600 px wide";
+    const column = layoutTimeline({ lanes, now: t0, windowMs: null, width: 600, caption, legendColumn: true });
+    const lane = column.rows.find((row) => row.kind === "lane")!;
+    expect(lane.lines.length).toBeGreaterThan(3);
+    expect(lane.height).toBe(12 * lane.lines.length + 8);
+    expect(lane.lines.join("")).toBe(caption());
+    const live = layoutTimeline({ lanes, now: t0, windowMs: null, width: 600, caption });
+    expect(live.rows.find((row) => row.kind === "lane")).toMatchObject({ lines: [caption()], height: 44 });
+  });
+
+  it("reaches a mark after the last lane (the audit read as the run ended)", () => {
+    const lanes = [winner("cccccccc", 0, 100)];
+    const layout = layoutTimeline({ lanes, now: t0, windowMs: null, width: 800, until: t0 + 20_000 });
+    expect(layout.scale.to).toBe(t0 + 20_000);
+  });
+});
+
 describe("tickMarks", () => {
   it("counts from the origin in round steps, about one per 120 px", () => {
     const ticks = tickMarks(timeScale(t0, t0 + 2_000, 600), t0);
@@ -217,5 +279,17 @@ describe("lanesAsOf (a replay's moment)", () => {
     ]);
     expect(asOf!.lease?.releasedAt).toBeNull();
     expect(lanesAsOf([switched], t0 + 2_000)).toEqual([switched]);
+  });
+});
+
+describe("captionLines (the legend column)", () => {
+  it("cuts at spaces, keeps each cut's space so the lines read as the caption, and ends a longer one in …", () => {
+    expect(captionLines("first switch (pauses 1200 ms) · 200", 16, 3)).toEqual([
+      "first switch ",
+      "(pauses 1200 ms) ",
+      "· 200",
+    ]);
+    expect(captionLines("first switch (pauses 1200 ms) · 200", 16, 2)).toEqual(["first switch ", "(pauses 1200 ms…"]);
+    expect(captionLines("short", 16, 3)).toEqual(["short"]);
   });
 });

@@ -4,12 +4,15 @@
  * keyboard's moves between bars. No React, no DOM: unit-tested in geometry.test.ts.
  */
 import { isRefused, leaseEnd, outcomeKind, type Lane, type Phase } from "../../lib/lab/lane";
+import { captionLines, charsIn } from "./words";
 import type { ProviderCall } from "../../lib/provider-sim/lab-client";
 
 export const laneHeight = 44;
 export const barTop = 18;
 export const barHeight = 18;
 export const userHeight = 24;
+/** A group's header holds its caption on two lines at most (a phone's width). */
+export const groupHeight = 36;
 export const axisHeight = 22;
 /** In "fit" mode: the operations requested within this long of the latest one. */
 export const fitSpanMs = 30_000;
@@ -38,13 +41,34 @@ export interface Item {
   style: BarStyle;
 }
 
-export type Row =
-  | { kind: "user"; key: string; top: number; userId: string }
-  | { kind: "lane"; key: string; top: number; lane: Lane; items: Item[] }
+/** A set of lanes drawn together under one caption (a run's variant); `folded`: in one row. */
+export interface LaneGroup {
+  key: string;
+  label: string;
+  folded: boolean;
+}
+
+/** What a row shows, before it is placed. */
+export type RowContent =
+  | { kind: "user"; key: string; userId: string }
+  | { kind: "group"; key: string; group: LaneGroup; count: number }
+  | { kind: "lane"; key: string; lane: Lane; items: Item[] }
   /** Two or more requests refused while `holder` held the lease (null: no shown lane held it). */
-  | { kind: "refused"; key: string; top: number; lanes: Lane[]; holder: Lane | null; items: Item[] };
+  | { kind: "refused"; key: string; lanes: Lane[]; holder: Lane | null; items: Item[] }
+  /** A folded group's lanes, all in one row. */
+  | { kind: "folded"; key: string; lanes: Lane[]; items: Item[] };
+
+/** A row placed on the picture: where it starts, how tall it is, its caption cut into lines. */
+export type Row = RowContent & { top: number; height: number; lines: string[] };
 
 export type ItemRow = Extract<Row, { items: Item[] }>;
+export type HeaderRow = Extract<Row, { kind: "user" | "group" }>;
+
+/** The rows a lane's marks can sit on: its own, or the row it shares with others. */
+export const rowHolds = (row: ItemRow, operationId: string): boolean =>
+  row.kind === "lane"
+    ? row.lane.operationId === operationId
+    : row.lanes.some((lane) => lane.operationId === operationId);
 
 export interface Scale {
   from: number;
@@ -53,12 +77,15 @@ export interface Scale {
   x(at: number): number;
 }
 
-/** Time `from`..`to` onto 0..`width` px, with `padFraction` of the span left free at both ends. */
-export function timeScale(from: number, to: number, width: number, padFraction = 0): Scale {
+/** Time `from`..`to` onto `left`..`left + width` px, with `padFraction` of the span left free at both ends. */
+export function timeScale(from: number, to: number, width: number, padFraction = 0, left = 0): Scale {
   const span = Math.max(1, to - from);
   const pad = span * padFraction;
-  return { from, to, width, x: (at) => ((at - from + pad) / (span + 2 * pad)) * width };
+  return { from, to, width, x: (at) => left + ((at - from + pad) / (span + 2 * pad)) * width };
 }
+
+/** The column on the left where each row's caption is written (its legend): a third of the picture, bounded. */
+export const legendWidth = (width: number): number => Math.round(Math.min(320, Math.max(120, width * 0.32)));
 
 /**
  * The provider phases whose call the provider applied after the caller gave up (the call log's
@@ -164,6 +191,19 @@ export interface LayoutInput {
   width: number;
   /** "operationId phase" of the provider calls applied late (see `appliedLate`). */
   late?: Set<string>;
+  /** The group a lane is drawn in (a run's variant), in the order the lanes come; without: by user. */
+  groupOf?: (lane: Lane) => LaneGroup;
+  /** A moment the fitted picture reaches at least (a mark after the last lane); 0: none. */
+  until?: number;
+  /** Fit every lane (a saved run's, however long it took), not only the last `fitSpanMs` of them. */
+  everyLane?: boolean;
+  /** Each row's caption: a lane's in the legend column, a header's across the picture. */
+  caption?: (row: RowContent) => string;
+  /**
+   * Each lane's caption in a column of its own on the left, wrapped (a saved run's picture); without, on one
+   * line above its bars, across the picture (the live timeline).
+   */
+  legendColumn?: boolean;
 }
 
 export interface Layout {
@@ -174,6 +214,8 @@ export interface Layout {
   height: number;
   /** How many lanes are drawn (a refused group counts all its requests). */
   shown: number;
+  /** Where the plot starts: left of it, each row's caption. */
+  plotLeft: number;
 }
 
 /**
@@ -182,55 +224,111 @@ export interface Layout {
  */
 export const horizon = (now: number, span: number): number => now + Math.max(500, span * 0.25);
 
-export function layoutTimeline({ lanes, now, windowMs, width, late = new Set() }: LayoutInput): Layout {
-  const latest = Math.max(0, ...lanes.map((lane) => ms(lane.requestedAt)));
-  const shownLanes = lanes.filter((lane) =>
-    windowMs === null
-      ? ms(lane.requestedAt) >= latest - fitSpanMs
-      : (lane.answeredAt ? ms(lane.answeredAt) : now) >= now - windowMs,
-  );
+/** The time span drawn, right of the legend column: fit to the lanes, or the window up to now. */
+function scaleFor(shownLanes: Lane[], input: LayoutInput): { scale: Scale; origin: number } {
+  const { now, windowMs, width, until = 0 } = input;
+  const left = input.legendColumn ? legendWidth(width) : 0;
+  const plotWidth = width - left;
+  // Room at both ends for a mark's circle (11 px), however narrow the plot.
+  const pad = Math.max(0.03, 14 / Math.max(1, plotWidth));
   const running = shownLanes.some((lane) => lane.answeredAt === null);
+  if (windowMs !== null) {
+    const to = running ? horizon(now, windowMs / 2) : now;
+    return { scale: timeScale(to - windowMs, to, plotWidth, 0, left), origin: to - windowMs };
+  }
   const ends = shownLanes.flatMap((lane) => [
     lane.answeredAt ? ms(lane.answeredAt) : now,
     ...(lane.lease ? [leaseEnd(lane.lease)] : []),
   ]);
   const first = Math.min(...shownLanes.map((lane) => ms(lane.requestedAt)));
-  let scale: Scale;
-  let origin: number;
-  if (windowMs === null) {
-    const to = Math.max(...ends);
-    scale = timeScale(first, running ? horizon(Math.max(to, now), to - first) : to, width, 0.03);
-    origin = first;
-  } else {
-    const to = running ? horizon(now, windowMs / 2) : now;
-    scale = timeScale(to - windowMs, to, width);
-    origin = to - windowMs;
-  }
+  const to = Math.max(...ends, until);
+  const end = running ? horizon(Math.max(to, now), to - first) : to;
+  return { scale: timeScale(first, end, plotWidth, pad, left), origin: first };
+}
 
+/** The lanes in sections, each under its header: by group when `groupOf` is given, else by user. */
+function sections(lanes: Lane[], groupOf: LayoutInput["groupOf"]) {
+  const found = new Map<string, { header: LaneGroup | string; lanes: Lane[] }>();
+  for (const lane of lanes) {
+    const group = groupOf?.(lane);
+    const key = group ? `group-${group.key}` : `user-${lane.userId}`;
+    const section = found.get(key) ?? { header: group ?? lane.userId, lanes: [] };
+    section.lanes.push(lane);
+    found.set(key, section);
+  }
+  return [...found.entries()].map(([key, section]) => ({ key, ...section }));
+}
+
+export function layoutTimeline(input: LayoutInput): Layout {
+  const { lanes, now, windowMs, late = new Set() } = input;
+  const latest = Math.max(0, ...lanes.map((lane) => ms(lane.requestedAt)));
+  const shownLanes = lanes.filter((lane) =>
+    windowMs === null
+      ? input.everyLane || ms(lane.requestedAt) >= latest - fitSpanMs
+      : (lane.answeredAt ? ms(lane.answeredAt) : now) >= now - windowMs,
+  );
+  const { scale, origin } = scaleFor(shownLanes, input);
   const collided = collisions(shownLanes, now);
-  const byUser = new Map<string, Lane[]>();
-  for (const lane of shownLanes) byUser.set(lane.userId, [...(byUser.get(lane.userId) ?? []), lane]);
+  const items = (lane: Lane) => lane.phases.map((phase, index) => itemOf(lane, phase, index, collided, late));
+  const contents: RowContent[] = sections(shownLanes, input.groupOf).flatMap((section) => {
+    const { header } = section;
+    const head: RowContent =
+      typeof header === "string"
+        ? { kind: "user", key: section.key, userId: header }
+        : { kind: "group", key: section.key, group: header, count: section.lanes.length };
+    const folded = typeof header !== "string" && header.folded;
+    return [head, ...(folded ? [foldedRow(section, items)] : laneRows(section.lanes, now, items))];
+  });
   const rows: Row[] = [];
   let top = axisHeight;
-  for (const [userId, userLanes] of byUser) {
-    rows.push({ kind: "user", key: `user-${userId}`, top, userId });
-    top += userHeight;
-    for (const entry of orderLanes(userLanes, now)) {
-      if ("lane" in entry) {
-        const { lane } = entry;
-        const items = lane.phases.map((phase, index) => itemOf(lane, phase, index, collided, late));
-        rows.push({ kind: "lane", key: lane.operationId, top, lane, items });
-      } else {
-        const items = entry.refused.flatMap((lane) =>
-          lane.phases.map((phase, index) => itemOf(lane, phase, index, collided, late)),
-        );
-        const key = `refused-${entry.holder?.operationId ?? userId}`;
-        rows.push({ kind: "refused", key, top, lanes: entry.refused, holder: entry.holder, items });
-      }
-      top += laneHeight;
-    }
+  for (const content of contents) {
+    const row = placed(content, top, input);
+    rows.push(row);
+    top += row.height;
   }
-  return { rows, scale, origin, height: top + 4, shown: shownLanes.length };
+  const plotLeft = input.legendColumn ? legendWidth(input.width) : 0;
+  return { rows, scale, origin, height: top + 4, shown: shownLanes.length, plotLeft };
+}
+
+/**
+ * A row at `top`, its caption cut into lines: a lane's in the legend column (as many lines as it takes, the
+ * row growing past three), a group's across the picture (up to three), a user's on one.
+ */
+function placed(content: RowContent, top: number, input: LayoutInput): Row {
+  const text = input.caption?.(content) ?? "";
+  const header = content.kind === "user" || content.kind === "group";
+  if (!input.legendColumn) return { ...content, top, height: header ? userHeight : laneHeight, lines: [text] } as Row;
+  const room = (header ? input.width : legendWidth(input.width)) - 10;
+  const lines = captionLines(text, charsIn(room, header ? 12.5 : 11), content.kind === "user" ? 1 : header ? 3 : 8);
+  const height =
+    content.kind === "user"
+      ? userHeight
+      : content.kind === "group"
+        ? Math.max(groupHeight, 24 + 14 * lines.length - 4)
+        : Math.max(laneHeight, 12 * lines.length + 8);
+  return { ...content, top, height, lines } as Row;
+}
+
+const foldedRow = (section: { key: string; lanes: Lane[] }, items: (lane: Lane) => Item[]): RowContent => ({
+  kind: "folded",
+  key: `${section.key}-folded`,
+  lanes: section.lanes,
+  items: section.lanes.flatMap(items),
+});
+
+/** A section's lanes as rows: each lane that ran, then the requests refused while it held the lease. */
+function laneRows(lanes: Lane[], now: number, items: (lane: Lane) => Item[]): RowContent[] {
+  return orderLanes(lanes, now).map((entry) =>
+    "lane" in entry
+      ? { kind: "lane", key: entry.lane.operationId, lane: entry.lane, items: items(entry.lane) }
+      : {
+          kind: "refused",
+          key: `refused-${entry.holder?.operationId ?? entry.refused[0]!.userId}`,
+          lanes: entry.refused,
+          holder: entry.holder,
+          items: entry.refused.flatMap(items),
+        },
+  );
 }
 
 /** Round-numbered ticks, about one per 120 px, from `origin` on. */

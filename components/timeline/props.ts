@@ -1,5 +1,6 @@
 import type { Lane } from "@/lib/lab/lane";
 import type { ProviderCall } from "@/lib/provider-sim/lab-client";
+import type { LaneGroup } from "./geometry";
 
 /** A numbered mark on the picture (a cited fact: ① lease expires, ② second switch takes over …). */
 export interface TimelineMark {
@@ -11,6 +12,8 @@ export interface TimelineMark {
   operationId?: string;
   /** What the mark says, for the keyboard and screen readers. */
   description: string;
+  /** The fact in one short line, drawn beside the mark while it is the current one. */
+  caption?: string;
   /** The id the explanation links to (`href="#…"`). */
   id?: string;
 }
@@ -39,10 +42,19 @@ export interface TimelineChartProps {
   providerCalls?: ProviderCall[];
   /** Display names by user id (the lane's user id otherwise). */
   userNames?: Record<string, string>;
-  /** A caption before a lane's label (a run's variant: "textbook", "safeguards", …); null for none. */
-  laneCaption?: (lane: Lane) => string | null;
-  /** Numbered marks on the picture. */
+  /** A lane's caption in the legend column (a run's words for its request); by default, its operation in words. */
+  laneCaption?: (lane: Lane) => string;
+  /** Each lane's caption in a legend column on the left (a saved run's picture); without, above its bars. */
+  legendColumn?: boolean;
+  /** The group each lane is drawn in, under the group's caption (a run's variant); by default, by user. */
+  groupOf?: (lane: Lane) => LaneGroup;
+  /**
+   * Numbered marks on the picture, described in words by the page that shows them (the picture itself is
+   * hidden from screen readers).
+   */
   marks?: TimelineMark[];
+  /** The label of the mark the page is at: drawn larger, with its caption beside it. */
+  currentMark?: string | null;
   /** The operation picked out, and what picking one (or none) does. */
   selected?: string | null;
   onSelect?: (operationId: string | null) => void;

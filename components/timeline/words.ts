@@ -39,3 +39,31 @@ export function describeItem({ lane, phase, style }: Item, origin: number): stri
     `${style.appliedLate ? ". Applied late: the provider carried it out after the caller gave up" : ""}`
   );
 }
+
+/**
+ * A caption cut at spaces into at most `lines` lines of at most `chars` characters, the last one ending in
+ * "…" when the caption is longer. Each line but the last keeps the space it was cut at, so that the lines
+ * read (and are found) as the caption itself.
+ */
+export function captionLines(text: string, chars: number, lines: number): string[] {
+  const result: string[] = [];
+  let rest = text;
+  while (rest.length > 0 && result.length < lines) {
+    if (rest.length <= chars) {
+      result.push(rest);
+      break;
+    }
+    if (result.length === lines - 1) {
+      result.push(`${rest.slice(0, Math.max(1, chars - 1)).trimEnd()}…`);
+      break;
+    }
+    const cut = rest.lastIndexOf(" ", chars);
+    const end = cut > 0 ? cut + 1 : chars;
+    result.push(rest.slice(0, end));
+    rest = rest.slice(end);
+  }
+  return result;
+}
+
+/** About how many characters of the captions' type (`fontPx`, system sans) fit in `px`. */
+export const charsIn = (px: number, fontPx = 11): number => Math.max(8, Math.floor(px / (fontPx * 0.58)));

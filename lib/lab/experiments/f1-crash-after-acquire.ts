@@ -13,8 +13,8 @@ export const crashAfterAcquire: Experiment = {
     "refusing others meanwhile; then the next switch takes it over and recovers the half-done switch " +
     "from the journal.",
   tryNext:
-    "Set the fault `crash` to after-unlink on the main page (PUT /api/lab { faults: " +
-    "{ crash } }), click, and watch the next click finish the half-done switch.",
+    "In the lab controls, set “Crash the next operation” to after the unlink and click Make primary; then watch the " +
+    "next click finish the half-done switch.",
   async run(lab) {
     const ttlMs = 1_500;
     // The provider enforces fencing tokens: the next holder's fenced read shuts out any call the dead one

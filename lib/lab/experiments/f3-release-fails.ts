@@ -62,14 +62,14 @@ export const releaseFailsAfterCalls: Experiment = {
   async run(lab) {
     const textbook = await releaseFails(
       lab,
-      "textbook: release in finally, its error to the caller",
+      "textbook: its error to the caller",
       "textbook switch (its release fails)",
       1,
       false,
     );
     const ours = await releaseFails(
       lab,
-      "ours: the release retried in the background",
+      "ours: retried in the background",
       "our switch (its first two releases fail)",
       2,
       true,

@@ -32,7 +32,7 @@ async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Prom
 
 /** Two switches at the same instant: one here, one on "the other instance". */
 async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | null, ttlMs: number) {
-  await lab.fresh({ ...settings, provider: slowSwitchCalls(400) });
+  await lab.fresh({ ...settings, provider: slowSwitchCalls(400) }, "two instances");
   // Without a real second instance, a second in-process guard with a memory of its own is one.
   const elsewhere = peer
     ? switchOnPeer(lab, peer, ada.email)
@@ -71,7 +71,7 @@ export const inProcessMutex: Experiment = {
   async run(lab) {
     const ttlMs = 10_000;
     const peer = peerUrls()[0] ?? null;
-    await lab.fresh({ strategy: "in-process" });
+    await lab.fresh({ strategy: "in-process" }, "one instance");
     const [first, second] = await Promise.all([
       lab.switchTo(ada.github, "switch on this instance"),
       lab.switchTo(ada.email, "second switch on this instance"),

@@ -25,8 +25,7 @@ import { rename } from "../rename";
 import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";
 import { supportSetPrimary } from "../support";
-import { runRecorder, variantLabel } from "./run-recorder";
-import type { RunMark } from "./run-facts";
+import { runRecorder } from "./run-recorder";
 import type { HistoryOp } from "./runs";
 
 /** The demo user every experiment works on, and her identities (the first is her primary at the seed). */
@@ -64,14 +63,14 @@ export const slowSwitchCalls = (switchCallMs: number, getMs = 20) => ({
 
 export type Lab = ReturnType<typeof labFor>;
 
-export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
-  const operationIds: string[] = [];
-  const marks: RunMark[] = [];
-  const startedAt = performance.now();
-  const sinceStart = () => Math.round(performance.now() - startedAt);
-  const recorder = runRecorder(ada.userId, [ada.google, ada.github, ada.email, ada.apple]);
+type Recorder = ReturnType<typeof runRecorder>;
 
-  async function attempt(
+/**
+ * One request of the run, recorded as an invocation and its completion: `run` is the request, its error
+ * answered as a route answers it.
+ */
+function attempter(recorder: Recorder, operationIds: string[], sinceStart: () => number) {
+  return async function attempt(
     label: string,
     f: HistoryOp["f"],
     value: Record<string, unknown>,
@@ -82,7 +81,7 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
     const process = recorder.invoke(operationId, label, f, value);
     const startedMs = sinceStart();
     const answered = (status: number, problemType: string | null): Attempt => {
-      recorder.complete(process, operationId, label, f, status, problemType);
+      recorder.complete(process, { operationId, label, f }, { status, problemType });
       return { label, operationId, status, problemType, startedMs, endedMs: sinceStart() };
     };
     try {
@@ -96,29 +95,12 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       console.error(`[experiment] ${label} failed unexpectedly:`, error);
       return answered(500, error instanceof Error ? error.message : String(error));
     }
-  }
+  };
+}
 
-  const lab = {
-    db,
-    provider,
-    operationIds,
-    sinceStart,
-    configure: (patch: unknown) => changeLabSettings(db, patch),
-    /**
-     * Back to the seed, then `patch` applied: each variant of a run starts from the same place. `label`
-     * names the variant on the picture (by default, its strategy and TTL).
-     */
-    async fresh(patch: unknown, label?: string) {
-      await recorder.closeVariant();
-      await resetLab(db);
-      const settings = await changeLabSettings(db, patch);
-      await recorder.openVariant(label ?? variantLabel(settings));
-      return settings;
-    },
-    /** The run as recorded so far, its last variant closed: for the saved run. */
-    recording: () => recorder.finish(),
-    /** Resolves when `ms` have passed since the run started. */
-    at: (ms: number) => pause(Math.max(0, ms - sinceStart())),
+/** The requests an experiment makes: switches (the route's, or under a guard of its own), renames, the support tool. */
+function requestsOf(db: Kysely<Database>, provider: IdentityProviderClient, attempt: ReturnType<typeof attempter>) {
+  return {
     /**
      * A switch of ada's primary as the route runs it (the settings choose the guard), or under a guard of
      * the experiment's own (`own`), recorded on its lane as the route's are.
@@ -154,34 +136,68 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       ),
     /** A bare acquisition of ada's lease, no switch: `run` draws its own lane (see race.ts). */
     acquire: (label: string, run: (operationId: string) => Promise<unknown>) => attempt(label, "acquire", {}, run),
+  };
+}
+
+/** What an experiment reads: the audit, the provider's log, the lease row, and waits on the lease. */
+function readingsOf(db: Kysely<Database>, sinceStart: () => number) {
+  const lease = async () => (await identityActionLease.inspect(db, ada.userId))!;
+  return {
+    audit: async (): Promise<UserAudit> =>
+      (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
+    calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,
+    lease,
+    /** Polls the lease row until somebody holds it (or `limitMs` passes): a switch just started has acquired. */
+    async leaseTaken(limitMs: number): Promise<void> {
+      const since = sinceStart();
+      while (!(await lease()).held && sinceStart() - since < limitMs) await pause(10);
+    },
+    /** Polls the lease row until nobody holds it (or `limitMs` passes); how long that took. */
+    async leaseFreeAfter(limitMs: number): Promise<number> {
+      const since = sinceStart();
+      while ((await lease()).held && sinceStart() - since < limitMs) await pause(25);
+      return sinceStart() - since;
+    },
+  };
+}
+
+export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
+  const operationIds: string[] = [];
+  const startedAt = performance.now();
+  const sinceStart = () => Math.round(performance.now() - startedAt);
+  const recorder = runRecorder(ada.userId, [ada.google, ada.github, ada.email, ada.apple]);
+  return {
+    db,
+    provider,
+    operationIds,
+    sinceStart,
+    configure: (patch: unknown) => changeLabSettings(db, patch),
     /**
-     * A fact of the run that no lane records (the database's primary killed, a standby promoted), drawn as a
-     * numbered marker on `operationId`'s lane at this moment.
+     * Back to the seed, then `patch` applied: each variant of a run starts from the same place. Its caption
+     * names what sets it apart from the run's other variants, read off their settings; `note` says what no
+     * setting does ("two instances").
      */
-    mark: (operationId: string, what: string) => void marks.push({ at: new Date().toISOString(), operationId, what }),
-    marks: () => marks,
+    async fresh(patch: unknown, note?: string) {
+      await recorder.closeVariant();
+      await resetLab(db);
+      const settings = await changeLabSettings(db, patch);
+      await recorder.openVariant(settings, note ?? null);
+      return settings;
+    },
+    /** The run as recorded so far, its last variant closed: for the saved run. */
+    recording: () => recorder.finish(),
+    /** Resolves when `ms` have passed since the run started. */
+    at: (ms: number) => pause(Math.max(0, ms - sinceStart())),
+    ...requestsOf(db, provider, attempter(recorder, operationIds, sinceStart)),
     /** Records an operation run elsewhere (e.g. on another app instance), so the run shows it. */
     note: (operationId: string) => {
       operationIds.push(operationId);
       recorder.note(operationId);
     },
-    audit: async (): Promise<UserAudit> =>
-      (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
-    calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,
-    lease: async () => (await identityActionLease.inspect(db, ada.userId))!,
-    /** Polls the lease row until somebody holds it (or `limitMs` passes): a switch just started has acquired. */
-    async leaseTaken(limitMs: number): Promise<void> {
-      const since = sinceStart();
-      while (!(await lab.lease()).held && sinceStart() - since < limitMs) await pause(10);
-    },
-    /** Polls the lease row until nobody holds it (or `limitMs` passes); how long that took. */
-    async leaseFreeAfter(limitMs: number): Promise<number> {
-      const since = sinceStart();
-      while ((await lab.lease()).held && sinceStart() - since < limitMs) await pause(25);
-      return sinceStart() - since;
-    },
+    /** A fact the experiment measured itself, numbered on the picture on `operationId`'s lane, at `at`. */
+    mark: (operationId: string, what: string, at?: Date) => recorder.mark(operationId, what, at),
+    ...readingsOf(db, sinceStart),
   };
-  return lab;
 }
 
 /** The provider writes (unlink, link) an operation got applied: 2xx answers, late ones included. */

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { config } from "../../core/config";
 import { advisoryKey } from "../strategies";
-import { ada, fact, slowSwitchCalls } from "./lab";
+import { ada, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
 const callMs = 200;
@@ -32,6 +32,18 @@ async function advisoryLocks(probe: pg.Client) {
   return rows;
 }
 
+/** The advisory locks granted now that were not before a switch answered; a fact on its lane, either way. */
+async function locksLeftBy(lab: Lab, probe: pg.Client, before: { pid: number }[], operationId: string) {
+  const left = (await advisoryLocks(probe)).filter((lock) => !before.some((each) => each.pid === lock.pid));
+  lab.mark(
+    operationId,
+    left[0]
+      ? `its advisory lock stays granted after it answered, on backend ${left[0].pid} (${left[0].state})`
+      : "no advisory lock of it is left once it answered",
+  );
+  return left;
+}
+
 export const poolerStrandsSessionLock: Experiment = {
   id: "pooler-strands-session-lock",
   title: "A session lock behind PgBouncer",
@@ -54,13 +66,11 @@ export const poolerStrandsSessionLock: Experiment = {
     let strandedPids: number[] = [];
     try {
       const pooler = await poolerConfig();
-      await lab.fresh({ strategy: "session-advisory", provider: slowSwitchCalls(callMs) });
+      await lab.fresh({ strategy: "session-advisory", provider: slowSwitchCalls(callMs) }, "through PgBouncer");
       const locksBefore = await advisoryLocks(probe);
       const sessionSwitch = await lab.switchTo(ada.github, "session-advisory through PgBouncer");
       // The switch has answered: its client connection is closed, which on a direct connection frees its lock.
-      const stranded = (await advisoryLocks(probe)).filter(
-        (lock) => !locksBefore.some((before) => before.pid === lock.pid),
-      );
+      const stranded = await locksLeftBy(lab, probe, locksBefore, sessionSwitch.operationId);
       strandedPids = stranded.map((lock) => lock.pid);
       const { rows: tried } = await probe.query<{ taken: boolean }>(
         "SELECT pg_try_advisory_lock(hashtext($1)) AS taken",

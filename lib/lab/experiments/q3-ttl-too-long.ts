@@ -19,17 +19,20 @@ const callP9995Ms = Math.round(latency.medianMs * (latency.p99Ms / latency.media
 
 /** Sequential switches under a long-tail provider, each timed: how long a switch holds its lease. */
 async function sampleSwitchDurations(lab: Lab) {
-  await lab.fresh({
-    leaseTtlMs: longTtlMs,
-    leaseSafeguards: false,
-    provider: {
-      latencyMode: "longTail",
-      medianLatencyMs: latency.medianMs,
-      p99LatencyMs: latency.p99Ms,
-      seed: 7,
-      endpoints: { get: { latencyMode: "fixed", latencyMs: latency.getMs, jitterMs: 0 } },
+  await lab.fresh(
+    {
+      leaseTtlMs: longTtlMs,
+      leaseSafeguards: false,
+      provider: {
+        latencyMode: "longTail",
+        medianLatencyMs: latency.medianMs,
+        p99LatencyMs: latency.p99Ms,
+        seed: 7,
+        endpoints: { get: { latencyMode: "fixed", latencyMs: latency.getMs, jitterMs: 0 } },
+      },
     },
-  });
+    `${sampledSwitches} sampled switches, long-tail calls`,
+  );
   const switches = [];
   for (let index = 0; index < sampledSwitches; index++)
     switches.push(await lab.switchTo(targets[index % targets.length]!, `sampled switch #${index + 1}`));
@@ -46,14 +49,17 @@ async function sampleSwitchDurations(lab: Lab) {
 
 /** A crash right after acquiring under a long TTL: how long the user is locked out. */
 async function crashUnderLongTtl(lab: Lab) {
-  await lab.fresh({
-    leaseTtlMs: longTtlMs,
-    provider: { ...slowSwitchCalls(100), enforceFencing: true },
-    faults: { crash: "after-acquire" },
-    // The next user's switch is the one that recovers here: the background reconciler, which would be
-    // eligible the moment the lease expires (the entry has been quiet longer than its 3 s), is off.
-    reconcileAfterMs: null,
-  });
+  await lab.fresh(
+    {
+      leaseTtlMs: longTtlMs,
+      provider: { ...slowSwitchCalls(100), enforceFencing: true },
+      faults: { crash: "after-acquire" },
+      // The next user's switch is the one that recovers here: the background reconciler, which would be
+      // eligible the moment the lease expires (the entry has been quiet longer than its 3 s), is off.
+      reconcileAfterMs: null,
+    },
+    "a crash after acquiring, TTL 5 s",
+  );
   const crashed = await lab.switchTo(ada.github, "switch that crashes after acquiring");
   const refused = await lab.switchTo(ada.email, "switch while the dead holder's lease lasts");
   await lab.leaseFreeAfter(longTtlMs * 2);

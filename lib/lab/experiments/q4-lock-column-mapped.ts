@@ -15,9 +15,15 @@ async function renameDuringSwitch(lab: Lab, lockColumnMapped: boolean) {
   const first = lab.switchTo(ada.github, "first switch");
   const renamed = await renaming;
   const leaseAfterRename = await lab.lease();
+  const readAt = new Date();
   await lab.at(renamed.endedMs + 100);
   const second = await lab.switchTo(ada.email, "second switch, after the rename saved");
   const done = await first;
+  lab.mark(
+    done.operationId,
+    leaseAfterRename.held ? "its lease is still held once the rename saved" : "its lease is gone once the rename saved",
+    readAt,
+  );
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
   return {
     lockColumnMapped,
@@ -45,8 +51,8 @@ export const lockColumnMapped: Experiment = {
     "the lease vanishes, a second switch gets in and the provider is corrupted. " +
     "Unmapped (the default): the same rename leaves the lease alone, the second switch is refused.",
   tryNext:
-    "PUT /api/lab { lockColumnMapped: true, leaseSafeguards: false }, " +
-    "click Make primary and rename yourself (PATCH /api/users/{id}) while it runs, then click again.",
+    "In the lab controls, tick “Lock column mapped” and untick “Lease safeguards”; click Make primary and, while it " +
+    "runs, rename yourself (the Display name form); then click Make primary again.",
   async run(lab) {
     const mapped = await renameDuringSwitch(lab, true);
     const unmapped = await renameDuringSwitch(lab, false);

@@ -77,9 +77,17 @@ async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) 
   const running = lab.switchTo(ada.github, `${strategy}: first switch (its connection is dropped)`);
   await lab.at(start + callMs / 2); // inside the unlink call
   const held = { poolInUse: poolStats().inUse, ...(await connectionsSeen(probe)) };
+  const droppedAt = new Date();
   const drop = await dropHolder(probe);
   const second = await lab.switchTo(ada.email, `${strategy}: second switch, after the drop`);
   const first = await running;
+  lab.mark(
+    first.operationId,
+    drop.droppedPoolConnections
+      ? `the app pool's connections are dropped (${drop.terminated} ended)`
+      : `the connection holding its lock is dropped (${drop.terminated} ended)`,
+    droppedAt,
+  );
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
   const callsOf = (operationId: string) => calls.filter((call) => call.operationId === operationId);
   // A call is logged when it ends: it started `durationMs` before `at`.

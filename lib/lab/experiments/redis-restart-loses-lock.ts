@@ -1,3 +1,4 @@
+import { config } from "../../core/config";
 import { adaKeyHeld, restartRedis } from "./redis-facts";
 import { ada, appliedWrites, fact, slowSwitchCalls } from "./lab";
 import type { Experiment } from "./types";
@@ -14,9 +15,14 @@ export const redisRestartLosesLock: Experiment = {
     "NOSAVE, started again by its supervisor) during the first provider call. The key is gone, " +
     "a second switch takes the lock and calls the provider while the first still does, " +
     "and the first one's release finds the key is not its own.",
-  tryNext:
-    "With `npm run dev -- --redis`, choose `redis`, click Make primary and, while it runs, " +
-    "redis-cli -p 6380 SHUTDOWN NOSAVE; click again once it is back.",
+  // The redis-server this instance was started with, on its own port (REDIS_PORT), read when the card is listed.
+  get tryNext() {
+    const server = config.redisUrl ? `-p ${new URL(config.redisUrl).port}` : "-p <the port of the lab's redis-server>";
+    return (
+      "With `npm run dev -- --redis`, choose `redis`, click Make primary and, while it runs, " +
+      `redis-cli ${server} SHUTDOWN NOSAVE; click again once it is back.`
+    );
+  },
   needs: ["redis-server"],
   async run(lab) {
     await lab.fresh({ strategy: "redis", provider: slowSwitchCalls(callMs) });
@@ -24,10 +30,19 @@ export const redisRestartLosesLock: Experiment = {
     const running = lab.switchTo(ada.github, "redis: first switch (Redis restarts meanwhile)");
     await lab.at(start + callMs / 4); // inside the unlink call
     const heldBefore = await adaKeyHeld();
+    const restartedAt = new Date();
     const awayMs = await restartRedis(lab, callMs);
     const heldAfterRestart = awayMs === null ? null : await adaKeyHeld();
     const second = await lab.switchTo(ada.email, "redis: second switch, after the restart");
     const first = await running;
+    lab.mark(
+      first.operationId,
+      awayMs === null
+        ? "redis-server is shut down without saving, and does not answer again"
+        : `redis-server restarts without persistence (away ${awayMs} ms): ` +
+            (heldAfterRestart ? "its key is still there" : "its key is gone"),
+      restartedAt,
+    );
     const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
     const callsOf = (operationId: string) => calls.filter((call) => call.operationId === operationId);
     const secondCallsStarted = callsOf(second.operationId).map((call) => Date.parse(call.at) - call.durationMs);

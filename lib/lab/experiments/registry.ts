@@ -1,4 +1,7 @@
-/** Every experiment, in the order the Learn view shows them: the article's five questions, then its failure modes. */
+/**
+ * Every experiment, in the order the Learn view shows them: the article's five questions, then its failure
+ * modes. The course teaches them in its own order (course.ts), where each one's lesson is.
+ */
 import { advisoryNotEnforced } from "./advisory-not-enforced";
 import { crashAfterAcquire } from "./f1-crash-after-acquire";
 import { leaseStolen } from "./f2-lease-stolen";
@@ -15,6 +18,7 @@ import { missingParts, startCommand } from "../parts";
 import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
 import { redisRestartLosesLock } from "./redis-restart-loses-lock";
 import { failoverAsyncLosesLease } from "./failover-async-loses-lease";
+import { lessons, placeInCourse } from "./course";
 import type { Experiment, ListedExperiment } from "./types";
 
 export const experiments: Experiment[] = [
@@ -35,8 +39,9 @@ export const experiments: Experiment[] = [
   failoverAsyncLosesLease,
 ];
 
-export const experimentCards = async (): Promise<ListedExperiment[]> =>
-  Promise.all(
+export const experimentCards = async (): Promise<ListedExperiment[]> => {
+  const ids = experiments.map((experiment) => experiment.id);
+  return Promise.all(
     experiments.map(async ({ id, title, question, failureMode, expected, tryNext, needs = [] }) => ({
       id,
       title,
@@ -47,5 +52,8 @@ export const experimentCards = async (): Promise<ListedExperiment[]> =>
       needs,
       available: (await missingParts(needs)).length === 0,
       startWith: needs.length > 0 ? startCommand(needs) : null,
+      ...lessons[id]!,
+      ...placeInCourse(id, ids),
     })),
   );
+};

@@ -1,29 +1,15 @@
 /**
  * What a run records for its replay, as `lab.ts` drives it: the variants (each `fresh()` opens one, the
  * next closes it: its lanes are read then, before the reset wipes them), each request's invocation and
- * completion, and what the provider, the user row and the lease were after each answer. Reads go through
- * the lab's own pool, so that recording never queues behind (nor shows up in) the app's pool a run measures.
+ * completion, what the provider, the user row and the lease were after each answer, and the facts the
+ * experiment measured itself (`mark`). Each variant's caption is written once the run is over, when what
+ * sets each one apart from the others is known.
  */
-import { sql } from "kysely";
-import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
-import { identityActionLease } from "../../switch/lease-guard";
-import { findUser } from "../../switch/users";
-import { auditConsistency } from "../audit";
-import { instrumentDb } from "../instrument-db";
+import type { Lane } from "../lane";
 import type { LabSettings } from "../settings-schema";
-import type { Lane, Phase, PhaseOutcome } from "../lane";
+import { captionsOf } from "./captions";
+import { readLanes, readSnapshot, type RecordedRequest } from "./run-reads";
 import type { HistoryOp, RunSnapshot, RunVariant } from "./runs";
-
-/** A variant's name on the picture when its experiment gives none: its strategy, safeguards and TTL. */
-export function variantLabel(settings: LabSettings): string {
-  const strategy =
-    settings.strategy === "lease"
-      ? settings.leaseSafeguards
-        ? "lease with safeguards"
-        : "textbook lease (safeguards off)"
-      : settings.strategy;
-  return `${strategy}, TTL ${settings.leaseTtlMs.toLocaleString("en")} ms`;
-}
 
 /**
  * Jepsen's completion types: `ok` it happened; `fail` it certainly did not (refused before any effect:
@@ -37,148 +23,44 @@ export function completionType(status: number, problemType: string | null): Hist
   return "info";
 }
 
-interface Request {
+/** A fact the experiment measured itself (a lock left granted, a restart), on the lane it concerns. */
+export interface MeasuredFact {
+  at: string;
   operationId: string;
-  label: string;
-  f: HistoryOp["f"];
-  toIdentityId: string | null;
-  invokedAt: string;
-  answeredAt: string | null;
-  status: number | null;
+  what: string;
 }
 
-/** The phase a provider call of a lane-less request (the support tool, a rename) stands for. */
-const phaseOfMethod: Record<string, Phase["name"]> = { GET: "recover", DELETE: "unlink", POST: "link" };
-
-/** What a lane drawn from the provider's log names as its strategy: only these requests record none. */
-const lanelessStrategy: Record<HistoryOp["f"], string> = {
-  "support-switch": "support tool (no lock)",
-  rename: "rename (no lease)",
-  // Both record their lanes; one missing (its process died first) is named as what it is.
-  switch: "switch (its lane was not recorded)",
-  acquire: "acquisition (its lane was not recorded)",
-};
-
-/** A lane drawn from the provider's log, for a request that records none of its own (it takes no lease). */
-function laneFromCalls(userId: string, request: Request, calls: ProviderCall[]): Lane {
-  const phases: Phase[] = calls
-    .filter((call) => call.operationId === request.operationId && phaseOfMethod[call.method])
-    .map((call) => ({
-      name: phaseOfMethod[call.method]!,
-      startedAt: new Date(Date.parse(call.at) - call.durationMs).toISOString(),
-      endedAt: call.at,
-      outcome: (call.outcome ?? String(call.status)) as PhaseOutcome,
-      detail: `${call.method} ${call.path}`,
-    }));
-  return {
-    operationId: request.operationId,
-    userId,
-    instance: "",
-    strategy: lanelessStrategy[request.f],
-    toIdentityId: request.toIdentityId,
-    requestedAt: request.invokedAt,
-    answeredAt: request.answeredAt,
-    status: request.status,
-    problemType: null,
-    phases,
-    lease: null,
-  };
+/** A variant while the run records it: the settings it started with and the experiment's words for it. */
+interface RecordingVariant extends RunVariant {
+  settings: LabSettings | null;
+  note: string | null;
 }
 
-/** Records a run on `userId`, whose provider accounts are those holding one of `identityIds`. */
-export function runRecorder(userId: string, identityIds: readonly string[]) {
-  const variants: RunVariant[] = [];
+const logReadFailure = (error: unknown) => console.error("[experiment] could not read the state:", error);
+
+/** The variants as saved: each with its caption, told apart by what it ran with. */
+function captioned(variants: RecordingVariant[]): RunVariant[] {
+  const withSettings = variants.filter((variant) => variant.settings !== null);
+  const captions = captionsOf(withSettings.map((variant) => ({ settings: variant.settings!, note: variant.note })));
+  return variants.map((variant) => {
+    const { label, startedAt, endedAt, operationIds } = variant;
+    return { label, startedAt, endedAt, operationIds, ...captions[withSettings.indexOf(variant)] };
+  });
+}
+
+interface Answer {
+  status: number;
+  problemType: string | null;
+}
+
+/** The run's requests in Jepsen's form (an invocation, then its completion), and what each asked and got. */
+function requestLog() {
   const history: HistoryOp[] = [];
-  const snapshots: RunSnapshot[] = [];
-  const lanes: Lane[] = [];
-  const requests = new Map<string, Request>();
-  let open: RunVariant | null = null;
-  let reading: Promise<void> = Promise.resolve();
-  let readQueued = false;
-
-  async function snapshot(withAudit: boolean): Promise<void> {
-    const db = instrumentDb();
-    const at = new Date().toISOString();
-    const [state, lease, user, audit] = await Promise.all([
-      fetchProviderState(),
-      identityActionLease.inspect(db, userId),
-      findUser(db, userId),
-      withAudit ? auditConsistency(db) : null,
-    ]);
-    const ours = new Set(
-      state.accounts.flatMap((account) =>
-        account.identities.some((identity) => identityIds.includes(`${identity.provider}|${identity.user_id}`))
-          ? [account.user_id]
-          : [],
-      ),
-    );
-    const userAudit = audit?.users.find((each) => each.userId === userId);
-    snapshots.push({
-      at,
-      accounts: state.accounts
-        .filter((account) => ours.has(account.user_id))
-        .map((account) => ({
-          user_id: account.user_id,
-          identities: account.identities.map(({ provider, user_id }) => ({ provider, user_id })),
-        })),
-      localPrimaryIdentityId: user?.primaryIdentityId ?? null,
-      lease: lease
-        ? {
-            held: lease.held,
-            expiresAt: lease.expiresAt?.toISOString() ?? null,
-            fence: lease.fence.toString(),
-            generation: lease.generation?.toString() ?? null,
-          }
-        : null,
-      audit: userAudit ? { consistent: userAudit.consistent, violations: userAudit.violations } : null,
-    });
-  }
-
-  /** Reads the state after an answer; answers that come together share one read. */
-  function snapshotSoon(): void {
-    if (readQueued) return;
-    readQueued = true;
-    reading = reading.then(async () => {
-      readQueued = false;
-      await snapshot(false).catch((error: unknown) => console.error("[experiment] could not read the state:", error));
-    });
-  }
-
-  async function closeVariant(): Promise<void> {
-    await reading;
-    if (!open) return;
-    const variant = open;
-    open = null;
-    variant.endedAt = new Date().toISOString();
-    await snapshot(true).catch((error: unknown) => console.error("[experiment] could not read the state:", error));
-    const { rows } = await sql<{ lane: Lane }>`
-      SELECT lab_lane_json(l) AS lane FROM operation_lanes l
-       WHERE l.operation_id = ANY (${variant.operationIds}::uuid[]) ORDER BY l.requested_at`.execute(instrumentDb());
-    const recorded = new Set(rows.map((row) => row.lane.operationId));
-    const laneless = variant.operationIds.flatMap((id) => {
-      const request = requests.get(id);
-      return request && !recorded.has(id) ? [request] : [];
-    });
-    const calls = laneless.length > 0 ? (await fetchProviderState()).calls : [];
-    lanes.push(...rows.map((row) => row.lane), ...laneless.map((request) => laneFromCalls(userId, request, calls)));
-  }
-
-  function belongs(operationId: string): void {
-    open ??= { label: "the run", startedAt: new Date().toISOString(), endedAt: "", operationIds: [] };
-    open.operationIds.push(operationId);
-  }
-
+  const requests = new Map<string, RecordedRequest>();
   return {
-    async openVariant(label: string): Promise<void> {
-      open = { label, startedAt: new Date().toISOString(), endedAt: "", operationIds: [] };
-      variants.push(open);
-      await snapshot(false).catch((error: unknown) => console.error("[experiment] could not read the state:", error));
-    },
-    closeVariant,
-    note: belongs,
+    history,
+    requests,
     invoke(operationId: string, label: string, f: HistoryOp["f"], value: Record<string, unknown>): number {
-      belongs(operationId);
-      if (!variants.includes(open!)) variants.push(open!);
       const invokedAt = new Date().toISOString();
       const toIdentityId = typeof value.identityId === "string" ? value.identityId : null;
       requests.set(operationId, { operationId, label, f, toIdentityId, invokedAt, answeredAt: null, status: null });
@@ -186,23 +68,86 @@ export function runRecorder(userId: string, identityIds: readonly string[]) {
       history.push({ process, type: "invoke", f, value, at: invokedAt, operationId, label });
       return process;
     },
-    complete(
-      process: number,
-      operationId: string,
-      label: string,
-      f: HistoryOp["f"],
-      status: number,
-      problemType: string | null,
-    ): void {
+    complete(process: number, request: { operationId: string; label: string; f: HistoryOp["f"] }, answer: Answer) {
       const at = new Date().toISOString();
-      Object.assign(requests.get(operationId)!, { answeredAt: at, status });
-      const type = completionType(status, problemType);
-      history.push({ process, type, f, value: { status, problemType }, at, operationId, label });
-      snapshotSoon();
+      Object.assign(requests.get(request.operationId)!, { answeredAt: at, status: answer.status });
+      const type = completionType(answer.status, answer.problemType);
+      const value = { status: answer.status, problemType: answer.problemType };
+      history.push({ process, type, f: request.f, value, at, operationId: request.operationId, label: request.label });
+    },
+  };
+}
+
+/** Reads the state after an answer: answers that come together share one read, and the reads run in turn. */
+function readQueue(read: () => Promise<void>) {
+  let reading: Promise<void> = Promise.resolve();
+  let queued = false;
+  return {
+    soon(): void {
+      if (queued) return;
+      queued = true;
+      reading = reading.then(() => {
+        queued = false;
+        return read();
+      });
+    },
+    done: () => reading,
+  };
+}
+
+/** Records a run on `userId`, whose provider accounts are those holding one of `identityIds`. */
+export function runRecorder(userId: string, identityIds: readonly string[]) {
+  const variants: RecordingVariant[] = [];
+  const snapshots: RunSnapshot[] = [];
+  const lanes: Lane[] = [];
+  const measured: MeasuredFact[] = [];
+  const log = requestLog();
+  let open: RecordingVariant | null = null;
+  const snapshot = (withAudit: boolean) =>
+    readSnapshot(userId, identityIds, withAudit).then((read) => void snapshots.push(read), logReadFailure);
+  const reads = readQueue(() => snapshot(false));
+
+  async function closeVariant(): Promise<void> {
+    await reads.done();
+    if (!open) return;
+    const variant = open;
+    open = null;
+    variant.endedAt = new Date().toISOString();
+    await snapshot(true);
+    lanes.push(...(await readLanes(userId, variant.operationIds, log.requests)));
+  }
+
+  function belongs(operationId: string): void {
+    if (!open) {
+      const startedAt = new Date().toISOString();
+      open = { label: "the run", startedAt, endedAt: "", operationIds: [], settings: null, note: null };
+      variants.push(open);
+    }
+    open.operationIds.push(operationId);
+  }
+
+  return {
+    /** A variant starts, from the seed with these settings; `note` names what no setting says. */
+    async openVariant(settings: LabSettings, note: string | null): Promise<void> {
+      open = { label: "", startedAt: new Date().toISOString(), endedAt: "", operationIds: [], settings, note };
+      variants.push(open);
+      await snapshot(false);
+    },
+    closeVariant,
+    note: belongs,
+    mark: (operationId: string, what: string, at = new Date()) =>
+      void measured.push({ at: at.toISOString(), operationId, what }),
+    invoke(...request: Parameters<typeof log.invoke>): number {
+      belongs(request[0]);
+      return log.invoke(...request);
+    },
+    complete(...answered: Parameters<typeof log.complete>): void {
+      log.complete(...answered);
+      reads.soon();
     },
     async finish() {
       await closeVariant();
-      return { variants, history, snapshots, lanes };
+      return { variants: captioned(variants), history: log.history, snapshots, lanes, measured };
     },
   };
 }

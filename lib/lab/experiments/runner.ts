@@ -59,7 +59,7 @@ export async function runExperiment(
     const lab = labFor(db, provider);
     try {
       const finding = await experiment.run(lab);
-      const recorded = await lab.recording();
+      const { measured, ...recorded } = await lab.recording();
       const run: ExperimentRun = {
         id,
         runId: randomUUID(),
@@ -77,7 +77,7 @@ export async function runExperiment(
         endedAt: run.endedAt,
         verdict: run.verdict,
         explanation: run.explanation,
-        steps: runMarkers(recorded.variants, recorded.lanes, recorded.snapshots, recorded.history, lab.marks()),
+        steps: runMarkers(recorded, measured),
         ...recorded,
         observed: run.observed,
         imported: false,

@@ -10,6 +10,7 @@ import type { Database } from "../../../db/schema";
 import { Problem } from "../../core/problems";
 import { nestedAtMost, parseOrThrow } from "../../core/validation";
 import type { Lane } from "../lane";
+import type { CaptionInput } from "./captions";
 
 /** One operation's invocation or completion, in Jepsen's form (`info`: the outcome is unknown). */
 export interface HistoryOp {
@@ -26,10 +27,13 @@ export interface HistoryOp {
 
 /** A stretch of the run that started from the seed with its own settings (each `lab.fresh()`). */
 export interface RunVariant {
+  /** Its caption, distinct within the run: what sets it apart from the run's other variants. */
   label: string;
   startedAt: string;
   endedAt: string;
   operationIds: string[];
+  /** What the caption was read from (absent in runs saved before captions were). */
+  captionFrom?: CaptionInput;
 }
 
 /** What the run read at one moment: the provider's accounts, the local primary, the lease row, the audit. */
@@ -48,6 +52,8 @@ export interface RunMarker {
   at: string;
   operationId: string;
   text: string;
+  /** The fact alone, in one short line, drawn beside its marker (absent in runs saved before it was). */
+  caption?: string;
 }
 
 export interface RunRecord {
@@ -111,7 +117,15 @@ const runFileSchema = z.strictObject({
   verdict: z.enum(["as-expected", "unexpected"]),
   explanation: z.string().max(20_000),
   steps: z
-    .array(z.strictObject({ n: z.number().int().min(1), at: iso, operationId: z.uuid(), text: z.string().max(500) }))
+    .array(
+      z.strictObject({
+        n: z.number().int().min(1),
+        at: iso,
+        operationId: z.uuid(),
+        text: z.string().max(500),
+        caption: z.string().max(200).optional(),
+      }),
+    )
     .max(100),
   variants: z
     .array(
@@ -120,6 +134,16 @@ const runFileSchema = z.strictObject({
         startedAt: iso,
         endedAt: iso,
         operationIds: z.array(z.uuid()).max(500),
+        captionFrom: z
+          .strictObject({
+            strategy: z.string().max(80),
+            differences: z.record(
+              z.string().max(200),
+              z.union([z.string().max(500), z.number(), z.boolean(), z.null()]),
+            ),
+            note: z.string().max(200).nullable(),
+          })
+          .optional(),
       }),
     )
     .max(20),

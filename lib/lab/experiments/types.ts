@@ -1,5 +1,6 @@
 /** What an experiment is: its card (the question in plain words), and the run that measures the answer. */
 import type { Part } from "../parts";
+import type { Lesson } from "./course";
 import type { Lab } from "./lab";
 
 export interface ExperimentCard {
@@ -17,11 +18,17 @@ export interface ExperimentCard {
   needs: Part[];
 }
 
-/** A card as GET /api/lab/experiments lists it: `available` is false while a part it needs is not running. */
-export interface ListedExperiment extends ExperimentCard {
+/**
+ * A card as GET /api/lab/experiments lists it: `available` is false while a part it needs is not running; its
+ * lesson (minutes, goal, prediction, takeaway), its place in the course's order, and whether the 45-minute
+ * class takes it.
+ */
+export interface ListedExperiment extends ExperimentCard, Lesson {
   available: boolean;
   /** The command that starts the lab with the parts it needs, or null when it needs none. */
   startWith: string | null;
+  lesson: number;
+  core: boolean;
 }
 
 export interface Finding {

@@ -2,6 +2,7 @@ import { RunPage } from "@/components/learn/RunPage";
 
 export const metadata = { title: "Saved run · Lease Lock Lab" };
 
-export default async function SavedRunPage({ params }: PageProps<"/learn/runs/[runId]">) {
-  return <RunPage runId={(await params).runId} />;
+export default async function SavedRunPage({ params, searchParams }: PageProps<"/learn/runs/[runId]">) {
+  const { predicted } = await searchParams;
+  return <RunPage runId={(await params).runId} predicted={typeof predicted === "string" ? predicted : null} />;
 }
