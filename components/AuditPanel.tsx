@@ -11,9 +11,9 @@ export const settlingWords = (settlingUntil: string | null): string =>
   settlingUntil === null ? "settling" : `settling until ${clock(settlingUntil)}`;
 
 /**
- * The audit as the page shows it. While an operation runs or a provider call may still land, what the
- * provider shows is a moment in between, not a verdict: it is shown as settling, calmly. Red (an alert)
- * is kept for what stays wrong once nothing more can land.
+ * The audit as the page shows it. While an operation runs, a half-done switch waits for its repair or a
+ * provider call may still land, what the provider shows is a moment in between, not a verdict: it is shown
+ * as settling, calmly. Red (an alert) is kept for what stays wrong once nothing more can change it.
  */
 export function AuditPanel({ selected }: { selected: string | null }) {
   const audit = useQuery(auditQuery());
@@ -50,8 +50,8 @@ export function AuditPanel({ selected }: { selected: string | null }) {
         <div>
           {/* Announced once: the bounds below move with every renewal, and need not be read out each time. */}
           <p className="verdict settling" role="status" data-testid={wrong.length > 0 ? undefined : "audit-verdict"}>
-            Settling: an operation is running or a provider call may still land. What the provider shows now is a moment
-            in between, not a verdict.
+            Settling: an operation is running, a half-done switch waits for its repair, or a provider call may still
+            land. What the provider shows now is a moment in between, not a verdict.
           </p>
           <ul>
             {settling.map((user) => (

@@ -17,8 +17,15 @@ import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
 import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
 
-/** Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now. */
-export type EndPhase = (outcome: PhaseOutcome, detail?: string | null, at?: string) => void;
+/**
+ * Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now;
+ * `attempts` for a provider call that got no answer (how many requests it sent).
+ */
+export type EndPhase = (
+  outcome: PhaseOutcome,
+  detail?: string | null,
+  more?: { at?: string; attempts?: number },
+) => void;
 
 /** What the guards and the lab's faults need to report their phases. */
 export interface PhaseRecorder {
@@ -74,11 +81,12 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     const phase: Phase = { name, startedAt: dbNow(), endedAt: null, outcome: null, detail, accounts };
     this.lane.phases.push(phase);
     this.changed();
-    return (outcome, newDetail, at) => {
+    return (outcome, newDetail, more) => {
       if (phase.endedAt) return;
-      phase.endedAt = at ?? dbNow();
+      phase.endedAt = more?.at ?? dbNow();
       phase.outcome = outcome;
       if (newDetail !== undefined) phase.detail = newDetail;
+      if (more?.attempts !== undefined) phase.attempts = more.attempts;
       this.changed();
     };
   }
@@ -180,7 +188,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       .catch(() => undefined);
     const by = holder ? `operation ${shortId(holder.operation_id)}` : "another operation";
     const until = heldUntil ? ` until ${clockTime(heldUntil.toISOString())}` : "";
-    acquire?.("refused", `0 rows: held by ${by}${until}`, refusedAt);
+    acquire?.("refused", `0 rows: held by ${by}${until}`, { at: refusedAt });
     const message =
       `Operation ${shortId(this.lane.operationId)} refused at ${clockTime(refusedAt)}: ` +
       `${by} holds the lease${until}.`;

@@ -31,7 +31,8 @@ async function timed<T>(
     end(success);
     return result;
   } catch (error) {
-    end(callOutcome(error), `${detail}: ${errorText(error)}`);
+    const attempts = error instanceof ProviderCallError ? error.attempts : undefined;
+    end(callOutcome(error), `${detail}: ${errorText(error)}`, { attempts });
     throw error;
   }
 }

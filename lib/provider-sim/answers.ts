@@ -20,6 +20,14 @@ export const notAppliedInTime = new IdpError(
   "request_timeout",
 );
 
+/** The answer to a call applied after the deadline its own header gave (`X-Deadline-Ms`): it is not applied. */
+export const notAppliedPastDeadline = new IdpError(
+  504,
+  "Gateway Timeout",
+  "The request's deadline had passed before it could be processed; it was not applied",
+  "deadline_exceeded",
+);
+
 export const errorCodeOf = (answer: Answer): string | undefined =>
   (answer.body as { errorCode?: string } | null)?.errorCode;
 

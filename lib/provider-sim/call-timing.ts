@@ -19,6 +19,19 @@ export const sentAtHeader = "X-Lab-Sent-At";
 /** Request header the provider's server sets: when the call reached it (`machineNow()`). */
 export const arrivedAtHeader = "X-Lab-Arrived-At";
 
+/**
+ * Request header a caller may send: its deadline for the call, in whole ms after it sent it. The provider
+ * does not apply a call past it (its caller has stopped waiting, and said the change is then unwanted).
+ * Without it, a call is applied whenever the provider gets to it within its own limit, its caller there or not.
+ */
+export const deadlineHeader = "X-Deadline-Ms";
+
+/** The moment (machine clock) after which `request` must not be applied, or null when it gave no deadline. */
+export function deadlineOf(request: Request, sentAt: number): number | null {
+  const header = request.headers.get(deadlineHeader);
+  return header !== null && /^\d{1,9}$/.test(header) ? sentAt + Number(header) : null;
+}
+
 /** Now on the machine's monotonic clock, in ms: the same in every process of the machine. */
 export const machineNow = (): number => Number(process.hrtime.bigint()) / 1e6;
 

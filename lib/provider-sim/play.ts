@@ -1,6 +1,10 @@
 /**
  * What the provider does with a call once its outcome is drawn: hang until the caller gives up, drop it,
  * fail it, or apply it (answering on time or late). The answer it gives and what its log says of the call.
+ *
+ * A call it has received is applied whether or not its caller is still there, as a real provider does: a
+ * caller that gave up or died closed its connection, which tells the provider nothing about the change it
+ * asked for. Only the call itself can say otherwise (its deadline header: `apply` checks it).
  */
 import { delay } from "msw";
 import type { ScriptedOutcome } from "./chaos-settings";
@@ -10,12 +14,12 @@ import {
   internalError,
   isFenced,
   notAppliedInTime,
+  notAppliedPastDeadline,
   rateLimited,
   unavailable,
   type Answer,
 } from "./answers";
 import type { LoggedOutcome } from "./call-log";
-import { IdpError } from "./store";
 
 /** What became of a call: its answer (or no HTTP answer at all), and the log's account of it. */
 export interface Played {
@@ -69,20 +73,26 @@ const answered = (answer: Answer, outcome: string | null = null): Played => ({
 async function appliedLate(signal: AbortSignal, apply: () => Promise<Answer>): Promise<Played> {
   const answer = await apply();
   await untilAborted(signal, hangLimitMs);
-  // Applied late, unless its limit passed first (then it is a plain 504).
-  if (errorCodeOf(answer) === notAppliedInTime.errorCode) return answered(answer);
-  return answered(answer, isFenced(answer) ? "fenced" : "applied-late");
+  return answered(answer, logWord(answer, "applied-late"));
 }
 
+/** Applied now, its caller there or not: the log says when it had gone (`client-closed`). */
 async function appliedNow(signal: AbortSignal, apply: () => Promise<Answer>): Promise<Played> {
-  // A caller that gave up before the provider got to the request: the change is not applied.
-  if (signal.aborted)
-    return answered(
-      errorAnswer(new IdpError(499, "Client Closed Request", "The caller closed the request", "client_closed")),
-      "client-closed",
-    );
   const answer = await apply();
-  return answered(answer, isFenced(answer) ? "fenced" : null);
+  return answered(answer, logWord(answer, signal.aborted ? "client-closed" : null));
+}
+
+/**
+ * The log's word for a call the provider has done with: `processed` when it applied it (or refused it by
+ * its own rules, a 4xx of the call's own), else why not. Past the provider's limit it is a plain 504, as a
+ * dropped call is.
+ */
+function logWord(answer: Answer, processed: string | null): string | null {
+  if (isFenced(answer)) return "fenced";
+  const code = errorCodeOf(answer);
+  if (code === notAppliedInTime.errorCode) return null;
+  if (code === notAppliedPastDeadline.errorCode) return "deadline-passed";
+  return processed;
 }
 
 function untilAborted(signal: AbortSignal, limitMs: number): Promise<void> {

@@ -3,10 +3,10 @@
  * settings), when it is answered, what the provider does with it, and its line in the call log.
  */
 import type { Kysely } from "kysely";
-import { applied, errorAnswer, notAppliedInTime, toResponse, type Answer } from "./answers";
+import { applied, errorAnswer, notAppliedInTime, notAppliedPastDeadline, toResponse, type Answer } from "./answers";
 import { drawCall, type ChaosSource, type EndpointName } from "./call-draw";
 import { logCall } from "./call-log";
-import { AnswerTiming, CallTransit, delayUntil, machineNow } from "./call-timing";
+import { AnswerTiming, CallTransit, deadlineOf, delayUntil, machineNow } from "./call-timing";
 import { fencingOf } from "./fencing";
 import { play } from "./play";
 import type { IdpDatabase } from "./schema";
@@ -41,11 +41,13 @@ export async function simulatedCall(
   const { settings, outcome, latencyMs, retryAfterSeconds } = await drawCall(db, context.chaosSource, name);
   const { applyLimitMs } = settings;
   const fencing = fencingOf(request, settings.enforceFencing);
-  // The limit holds even when a timer fires late on a busy process: past it, nothing is applied.
-  const apply = () =>
-    machineNow() - sentAt > applyLimitMs
-      ? Promise.resolve(errorAnswer(notAppliedInTime))
-      : applied(() => perform(request, params, fencing));
+  const deadline = deadlineOf(request, sentAt);
+  // The limits hold even when a timer fires late on a busy process: past them, nothing is applied.
+  const apply = () => {
+    if (machineNow() - sentAt > applyLimitMs) return Promise.resolve(errorAnswer(notAppliedInTime));
+    if (deadline !== null && machineNow() > deadline) return Promise.resolve(errorAnswer(notAppliedPastDeadline));
+    return applied(() => perform(request, params, fencing));
+  };
 
   // The provider's hard limit: a request it could not apply in time is dropped, answered at the limit.
   const dropped = (outcome === "ok" || outcome === "applied-late") && latencyMs > applyLimitMs;

@@ -56,6 +56,9 @@ export class ProviderCallError extends Error {
    * HTTP answer (network error, abort at the deadline). Set by the call that gives up.
    */
   mayHaveLanded = false;
+
+  /** How many requests the call sent before it gave up (its retries included). Set by the call that gives up. */
+  attempts = 1;
 }
 
 /** Failures worth another attempt: the provider said "later" (429, 503) or never answered. */
@@ -105,11 +108,14 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
   /** One logical call: retried with backoff while the failure is retryable and the deadline allows. */
   async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
     let unanswered = false;
+    let attempts = 0;
     const givingUp = (error: ProviderCallError): ProviderCallError => {
       error.mayHaveLanded = unanswered;
+      error.attempts = attempts;
       return error;
     };
     for (let number = 1; ; number++) {
+      attempts = number;
       try {
         return await attempt<T>(method, path, context, body);
       } catch (error) {
