@@ -177,8 +177,11 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   }
 
   private async refused(heldUntil: Date | null, acquire: EndPhase | undefined): Promise<void> {
-    // The 0-row answer came now; the holder's name is looked up after it.
-    const refusedAt = dbNow();
+    // The 0-row answer came now; the holder's name is looked up after it. The statement itself said the
+    // lease was held until `heldUntil`, so it ran before then: a stamp past it is this process's lateness
+    // (a busy event loop), not the refusal's, and is drawn at that bound.
+    const now = dbNow();
+    const refusedAt = heldUntil && Date.parse(now) > heldUntil.getTime() ? heldUntil.toISOString() : now;
     const holder = await this.db
       .selectFrom("switch_journal")
       .select("operation_id")
