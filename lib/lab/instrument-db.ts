@@ -15,9 +15,15 @@ import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 
+/** How the instruments' sessions are named in `pg_stat_activity`. */
+const instrumentsApplicationName = "lab:instruments";
+
 const holder = globalThis as typeof globalThis & { __leaseLockLabInstrumentDb?: Kysely<Database> };
 
 export function instrumentDb(): Kysely<Database> {
-  holder.__leaseLockLabInstrumentDb ??= createDb(config.directDatabaseUrl, 3, { synchronousCommit: false }).db;
+  holder.__leaseLockLabInstrumentDb ??= createDb(config.directDatabaseUrl, 3, {
+    synchronousCommit: false,
+    applicationName: instrumentsApplicationName,
+  }).db;
   return holder.__leaseLockLabInstrumentDb;
 }

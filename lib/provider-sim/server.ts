@@ -13,7 +13,7 @@ import { seedProviderAccounts } from "../../db/seed-data";
 import { arrivedAtHeader, machineNow } from "./call-timing";
 import type { ChaosSource } from "./call-draw";
 import { simulatedProviderHandlers } from "./handlers";
-import { databaseOf, providerService } from "./health";
+import { databaseOf, providerApplicationName, providerService } from "./health";
 import type { IdpDatabase } from "./schema";
 import { seedIfEmpty } from "./store";
 
@@ -34,7 +34,7 @@ export async function startProviderServer(
   port: number,
   chaosSourceOn: (pool: pg.Pool) => ChaosSource,
 ): Promise<ProviderServer> {
-  const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10);
+  const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10, { applicationName: providerApplicationName });
   const handlers = simulatedProviderHandlers(routedOrigin, db, chaosSourceOn(pool), {
     service: providerService,
     database: databaseOf(databaseUrl),
