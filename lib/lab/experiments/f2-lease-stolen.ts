@@ -49,14 +49,20 @@ async function pausedAtSave(lab: Lab) {
   const first = lab.switchTo(ada.github, `first switch (pauses ${pauseMs} ms right before its save)`);
   // Renewals stop at the hold cap; the second switch comes once the lease has expired.
   await lab.leaseTaken(ttlMs);
-  const freeAfterMs = await lab.leaseFreeAfter(pauseMs);
+  await lab.leaseFreeAfter(pauseMs);
+  // How long it held, as the row says: an expired lease keeps its columns until it is taken over.
+  const expired = await lab.lease();
+  const heldMs =
+    expired.lockedAt && expired.expiresAt && !expired.held
+      ? expired.expiresAt.getTime() - expired.lockedAt.getTime()
+      : null;
   const second = await lab.switchTo(ada.email, "second switch (takes the expired lease over)");
   const paused = await first;
   const [audit, calls, user] = await Promise.all([lab.audit(), lab.calls(), findUser(lab.db, ada.userId)]);
   return {
     pauseMs,
     holdCapMs: 3 * ttlMs,
-    leaseFreeAfterMs: freeAfterMs,
+    leaseHeldMs: heldMs,
     first: fact(paused),
     second: fact(second),
     providerWritesApplied: {
@@ -85,6 +91,8 @@ export const leaseStolen: Experiment = {
       stolen.providerWritesApplied.first > 0 &&
       stolen.providerWritesApplied.second > 0 &&
       !stolen.auditConsistent &&
+      fenced.leaseHeldMs !== null &&
+      fenced.leaseHeldMs <= fenced.holdCapMs &&
       fenced.first.status === 409 &&
       fenced.first.problemType === "lease-lost" &&
       fenced.second.status === 200 &&
@@ -96,7 +104,7 @@ export const leaseStolen: Experiment = {
       explanation: asExpected
         ? [
             `Textbook: the first switch paused ${stolen.pauseMs} ms with a ${ttlMs} ms lease. Once the lease had expired, the second switch took it over and changed the provider (${stolen.providerWritesApplied.second} writes). The first one never checked its lease: it woke up and made its calls too (${stolen.providerWritesApplied.first} applied), from a primary it had read before the pause. The provider ended split: ${stolen.violations.join("; ")}.`,
-            `With the safeguards, the first switch made both its calls, passed its last check, and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. Renewals stopped at the hold cap (${fenced.holdCapMs} ms), the lease expired ${fenced.leaseFreeAfterMs} ms after it was taken, and the second switch took it over: it finished the first one's half-done switch from the journal, then made its own (${fenced.second.status}).`,
+            `With the safeguards, the first switch made both its calls, passed its last check, and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. Renewals stopped at the hold cap (${fenced.holdCapMs} ms): the lease expired ${fenced.leaseHeldMs} ms after it was taken, and the second switch took it over: it finished the first one's half-done switch from the journal, then made its own (${fenced.second.status}).`,
             `The first switch woke and sent its save, but the save's WHERE carries the lease's token and expiry: 0 rows, so it changed nothing and answered ${fenced.first.status} ${fenced.first.problemType}. The local primary is the second switch's target (${fenced.localPrimary}) and the audit is consistent. Only a write that carries its own condition is safe from a pause.`,
           ].join(" ")
         : `Expected the textbook variant to corrupt the provider, and the paused save to be refused. Measured, textbook: the first switch got ${stolen.providerWritesApplied.first} provider writes applied and the second ${stolen.providerWritesApplied.second}, and the audit is ${stolen.auditConsistent ? "consistent" : "inconsistent"}. Paused at the save: the first switch answered ${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""}, the second ${fenced.second.status}, the local primary is ${fenced.localPrimary ?? "none"}, and the audit is ${fenced.auditConsistent ? "consistent" : `inconsistent (${fenced.violations.join("; ")})`}.`,

@@ -16,9 +16,9 @@ export const redisRestartLosesLock: Experiment = {
   needs: ["redis-server"],
   async run(lab) {
     await lab.fresh({ strategy: "redis", provider: slowSwitchCalls(callMs) });
-    const start = lab.sinceStart();
     const running = lab.switchTo(ada.github, "redis: first switch (Redis restarts meanwhile)");
-    await lab.at(start + callMs / 4); // inside the unlink call
+    // Inside the unlink call, as its lane shows it running.
+    const inCall = await lab.inPhase(lab.operationIds.at(-1)!, "unlink", 5_000);
     const heldBefore = await adaKeyHeld();
     const awayMs = await restartRedis(lab, callMs);
     const heldAfterRestart = awayMs === null ? null : await adaKeyHeld();
@@ -30,10 +30,12 @@ export const redisRestartLosesLock: Experiment = {
     const firstCallsEnded = callsOf(first.operationId).map((call) => Date.parse(call.at));
     const secondCalledProviderWhileFirstDid =
       secondCallsStarted.length > 0 && Math.min(...secondCallsStarted) < Math.max(...firstCallsEnded);
-    const asExpected = heldBefore && awayMs !== null && heldAfterRestart === false && secondCalledProviderWhileFirstDid;
+    const asExpected =
+      inCall && heldBefore && awayMs !== null && heldAfterRestart === false && secondCalledProviderWhileFirstDid;
     return {
       observed: {
         providerCallMs: callMs,
+        restartedDuringTheFirstCall: inCall,
         keyHeldBeforeRestart: heldBefore,
         redisAwayMs: awayMs,
         keyHeldAfterRestart: heldAfterRestart,
@@ -49,7 +51,7 @@ export const redisRestartLosesLock: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `The first switch held ada's key in Redis when redis-server was shut down without saving, ${callMs / 4} ms into its ${callMs} ms unlink call; its supervisor had it answering again ${awayMs} ms later, with no keys. The second switch found no key, took the lock and called the provider while the first still did (it answered ${second.status}); the first answered ${first.status}, and its token-checked release deleted nothing (the key, if any, was not its own). The audit is ${audit.consistent ? "consistent this time: the two switches' calls happened not to corrupt the accounts" : `inconsistent: ${audit.violations.join("; ")}`}. A Redis lock lives in Redis's memory: a restart without persistence, or a failover to a replica the key had not reached, hands it to a second holder, and nothing tells the first. The lease lives in the row it protects, in the database of record, and is as durable as that row.`
+        ? `The first switch held ada's key in Redis when redis-server was shut down without saving, during its ${callMs} ms unlink call (its lane showed the call running); its supervisor had it answering again ${awayMs} ms later, with no keys. The second switch found no key, took the lock and called the provider while the first still did (it answered ${second.status}); the first answered ${first.status}, and its token-checked release deleted nothing (the key, if any, was not its own). The audit is ${audit.consistent ? "consistent this time: the two switches' calls happened not to corrupt the accounts" : `inconsistent: ${audit.violations.join("; ")}`}. A Redis lock lives in Redis's memory: a restart without persistence, or a failover to a replica the key had not reached, hands it to a second holder, and nothing tells the first. The lease lives in the row it protects, in the database of record, and is as durable as that row.`
         : awayMs === null
           ? `redis-server did not answer again within ${callMs} ms of its SHUTDOWN NOSAVE: this experiment needs the one the lab starts (npm run dev -- --redis), which is started again when it exits. Measured: key held before ${heldBefore}, second switch ${second.status}.`
           : `Expected a restart without persistence to forget the held key and let a second switch in while the first still called the provider. Measured: the key was ${heldBefore ? "held" : "not held"} before the restart and ${heldAfterRestart ? "still held" : "gone"} after it; Redis was away ${awayMs} ms; the second switch answered ${second.status} and ${secondCalledProviderWhileFirstDid ? "called the provider while the first did" : "did not call the provider while the first did"}.`,
