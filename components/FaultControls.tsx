@@ -17,6 +17,7 @@ const stallLabels: Record<StallPoint, string> = {
 const crashLabels: Record<CrashPoint, string> = {
   "after-acquire": "after acquiring the lease",
   "after-unlink": "after the unlink",
+  "during-link": "during the link (its call at the provider)",
   "after-link": "after the link (before the save)",
 };
 

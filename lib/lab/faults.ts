@@ -20,8 +20,11 @@ const checkpointAfter: Record<StallPoint, string | null> = {
   save: null,
 };
 
-/** A crash "after X" happens at the checkpoint before the step that follows X. */
-const crashCheckpoint: Record<CrashPoint, string> = {
+/**
+ * A crash "after X" happens at the checkpoint before the step that follows X; one during a call is played
+ * by the provider's client (crash-during-call.ts), and no checkpoint takes it.
+ */
+const crashCheckpoint: Record<Exclude<CrashPoint, "during-link">, string> = {
   "after-acquire": "unlink",
   "after-unlink": "link",
   "after-link": "save",
@@ -39,11 +42,12 @@ export function labFaultHooks(db: Kysely<Database>, settings: LabSettings, recor
   };
   return {
     async atCheckpoint(nextStep) {
-      if (settings.faults.crash) {
+      if (settings.faults.crash && settings.faults.crash !== "during-link") {
         // One-shot, like the pause: the first operation to reach a checkpoint takes it.
         crash ??= takeCrash(db);
         const point = await crash;
-        if (point && crashCheckpoint[point] === nextStep) throw new WorkCrashed(`crashed ${point} (lab fault)`);
+        if (point && point !== "during-link" && crashCheckpoint[point] === nextStep)
+          throw new WorkCrashed(`crashed ${point} (lab fault)`);
       }
       const taken = await takenStall();
       if (!taken || checkpointAfter[taken.at] !== nextStep) return false;

@@ -7,6 +7,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import { promoteRequest, type PromoteRequest, type PromoteResult } from "../switch/switch-primary";
+import { crashingDuringLink } from "./crash-during-call";
 import { labSettings } from "./settings-snapshot";
 import { guardFor } from "./strategies";
 import { answering, startRecording } from "./lane-recorder";
@@ -30,9 +31,12 @@ export async function promote(
     const settings = await labSettings(db);
     recorder.setStrategy(settings.strategy);
     const guard = recordedGuard(guardFor(db, settings, recorder), recorder, settings.strategy === "lease");
+    // A crash with the link at the provider is played by the client (the lease's only: the other guards have
+    // no crash to play).
+    const calling = settings.strategy === "lease" ? crashingDuringLink(provider, db, settings) : provider;
     return promoteRequest(
       db,
-      recordingProvider(provider, recorder),
+      recordingProvider(calling, recorder),
       guard,
       { ...request, operationId },
       { idempotencyKey, leaseTtlMs: settings.leaseTtlMs },
