@@ -1,27 +1,56 @@
+import { setTimeout as pause } from "node:timers/promises";
+import { instanceId } from "../instance";
 import { peerUrls } from "../instances";
 import { inProcessGuard } from "../strategies";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Attempt, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
-/** A switch sent to another app instance over HTTP, signed in as ada there. */
-async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Promise<Attempt> {
-  const startedMs = lab.sinceStart();
+/** Signs in as ada on another app instance: the session cookie its switch will carry. */
+async function peerSession(peerUrl: string): Promise<string> {
   const session = await fetch(`${peerUrl}/api/session`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ userId: ada.userId }),
   });
-  const cookie = session.headers.get("set-cookie")?.split(";")[0] ?? "";
+  return session.headers.get("set-cookie")?.split(";")[0] ?? "";
+}
+
+const sortedJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, each: unknown) =>
+    each && typeof each === "object" && !Array.isArray(each)
+      ? Object.fromEntries(Object.entries(each).sort(([a], [b]) => a.localeCompare(b)))
+      : each,
+  );
+
+/**
+ * Until the other instance runs under `settings` (its GET /api/lab answers the settings in force there): a
+ * change reaches another instance with its announcement, a moment after the commit. False after 5 s.
+ */
+async function inForceOnPeer(lab: Lab, peerUrl: string, settings: unknown): Promise<boolean> {
+  const since = lab.sinceStart();
+  while (lab.sinceStart() - since < 5_000) {
+    const there: unknown = await (await fetch(`${peerUrl}/api/lab`)).json();
+    if (sortedJson(there) === sortedJson(settings)) return true;
+    await pause(20);
+  }
+  return false;
+}
+
+/** A switch sent to another app instance over HTTP, signed in as ada there (`cookie`). */
+async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityId: string): Promise<Attempt> {
+  const startedMs = lab.sinceStart();
   const answer = await fetch(`${peerUrl}/api/users/${ada.userId}/primary`, {
     method: "POST",
     headers: { "Content-Type": "application/json", Cookie: cookie },
     body: JSON.stringify({ identityId }),
   });
   const body = (await answer.json()) as { operationId?: string; type?: string };
-  if (body.operationId) lab.note(body.operationId);
+  // A problem carries no operation id: its lane, recorded by the other instance, names it.
+  const operationId = body.operationId ?? (await peerLaneOf(lab, identityId));
+  if (operationId) lab.note(operationId);
   return {
     label: `switch on the other instance (${peerUrl})`,
-    operationId: body.operationId ?? "",
+    operationId: operationId ?? "",
     status: answer.status,
     problemType: body.type?.split("/").at(-1) ?? null,
     startedMs,
@@ -29,12 +58,28 @@ async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Prom
   };
 }
 
+/** The operation of ada's latest switch to `identityId` that another instance recorded (lanes are wiped at each variant). */
+async function peerLaneOf(lab: Lab, identityId: string): Promise<string | null> {
+  const lane = await lab.db
+    .selectFrom("operation_lanes")
+    .select("operation_id")
+    .where("user_id", "=", ada.userId)
+    .where("to_identity_id", "=", identityId)
+    .where("instance", "<>", instanceId)
+    .orderBy("requested_at", "desc")
+    .executeTakeFirst();
+  return lane?.operation_id ?? null;
+}
+
 /** Two switches at the same instant: one here, one on "the other instance". */
 async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | null, ttlMs: number) {
-  await lab.fresh({ ...settings, provider: slowSwitchCalls(400) });
+  const inForce = await lab.fresh({ ...settings, provider: slowSwitchCalls(400) });
+  // The other instance signed in, and running under the same settings, before the two are sent at once.
+  const cookie = peer ? await peerSession(peer) : "";
+  const peerRunsTheSettings = peer ? await inForceOnPeer(lab, peer, inForce) : true;
   // Without a real second instance, a second in-process guard with a memory of its own is one.
   const elsewhere = peer
-    ? switchOnPeer(lab, peer, ada.email)
+    ? switchOnPeer(lab, peer, cookie, ada.email)
     : lab.switchTo(
         ada.email,
         "switch on the other instance (simulated: its own memory)",
@@ -45,6 +90,7 @@ async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | 
   const [here, there] = await Promise.all([lab.switchTo(ada.github, "switch on this instance"), elsewhere]);
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
   return {
+    peerRunsTheSettings,
     here: fact(here),
     there: fact(there),
     providerWritesApplied: {
@@ -80,6 +126,8 @@ export const inProcessMutex: Experiment = {
     const secondWaitedForFirst =
       Math.min(first.endedMs, second.endedMs) > Math.max(first.startedMs, second.startedMs) + 50;
     const asExpected =
+      twoInstances.peerRunsTheSettings &&
+      lease.peerRunsTheSettings &&
       secondWaitedForFirst &&
       oneInstance.auditConsistent &&
       first.status === 200 &&
