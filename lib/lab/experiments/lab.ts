@@ -18,7 +18,6 @@ import type { Guard } from "../../switch/guard";
 import { identityActionLease } from "../../switch/identity-action-lease";
 import { promoteToPrimary } from "../../switch/switch-primary";
 import { auditConsistency, type UserAudit } from "../audit";
-import { instrumentDb } from "../instrument-db";
 import type { PhaseName } from "../lane";
 import { answering, startRecording, type OperationRecorder } from "../lane-recorder";
 import { promote } from "../promote";
@@ -27,6 +26,7 @@ import { rename } from "../rename";
 import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";
 import { supportSetPrimary } from "../support";
+import { untilAged, untilInPhase } from "./lab-waits";
 import { runRecorder, variantLabel } from "./run-recorder";
 import type { HistoryOp } from "./runs";
 
@@ -163,41 +163,15 @@ export function labFor(db: Kysely<Database>, provider: IdentityProviderClient) {
       (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
     calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,
     lease: async () => (await identityActionLease.inspect(db, ada.userId))!,
-    /**
-     * Polls the operation's timeline lane (on the lab's own pool, not the app's) until its `phase` has
-     * started and not ended: a provider call in flight. False when `limitMs` passed first.
-     */
-    async inPhase(operationId: string, phase: PhaseName, limitMs: number): Promise<boolean> {
-      const since = sinceStart();
-      while (sinceStart() - since < limitMs) {
-        const lane = await instrumentDb()
-          .selectFrom("operation_lanes")
-          .select("phases")
-          .where("operation_id", "=", operationId)
-          .executeTakeFirst();
-        const phases = (lane?.phases ?? []) as { name: string; endedAt: string | null }[];
-        if (phases.some((each) => each.name === phase && each.endedAt === null)) return true;
-        await pause(5);
-      }
-      return false;
-    },
+    /** Until the operation's lane shows its `phase` running (a provider call in flight); false after `limitMs`. */
+    inPhase: (operationId: string, phase: PhaseName, limitMs: number) => untilInPhase(operationId, phase, limitMs),
     /** Polls the lease row until somebody holds it (or `limitMs` passes): a switch just started has acquired. */
     async leaseTaken(limitMs: number): Promise<void> {
       const since = sinceStart();
       while (!(await lab.lease()).held && sinceStart() - since < limitMs) await pause(10);
     },
-    /**
-     * Waits until the lease held now is `ageMs` old on the database's clock (from its `locked_at`, which
-     * renewals do not move): e.g. until its first TTL has passed, whether or not it was renewed. False
-     * when nobody holds it.
-     */
-    async leaseAged(ageMs: number): Promise<boolean> {
-      const lease = await lab.lease();
-      if (!lease.held || !lease.lockedAt || !lease.expiresAt) return false;
-      const databaseNow = lease.expiresAt.getTime() - lease.remainingMs;
-      await pause(Math.max(0, lease.lockedAt.getTime() + ageMs - databaseNow));
-      return true;
-    },
+    /** Until the lease held now is `ageMs` old on the database's clock (renewals aside); false when none is held. */
+    leaseAged: async (ageMs: number) => untilAged(await lab.lease(), ageMs),
     /** Polls the lease row until nobody holds it (or `limitMs` passes); how long that took. */
     async leaseFreeAfter(limitMs: number): Promise<number> {
       const since = sinceStart();
