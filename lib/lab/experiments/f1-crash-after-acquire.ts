@@ -78,7 +78,14 @@ async function duringLink(lab: Lab, enforceFencing: boolean) {
     entry = await journalOf(lab, crashed.operationId);
   }
   if (entry?.resolved_by) lab.note(entry.resolved_by);
-  const [calls, audit, user] = await Promise.all([lab.calls(), lab.audit(), findUser(lab.db, ada.userId)]);
+  // The repair's own operation ends after the entry is marked: the audit settles once it has.
+  const auditLimit = lab.sinceStart() + 5_000;
+  let audit = await lab.audit();
+  while (!audit.settled && lab.sinceStart() < auditLimit) {
+    await pause(50);
+    audit = await lab.audit();
+  }
+  const [calls, user] = await Promise.all([lab.calls(), findUser(lab.db, ada.userId)]);
   const link = calls.find((call) => call.operationId === crashed.operationId && call.method === "POST");
   return {
     enforceFencing,

@@ -9,7 +9,8 @@ import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import { adaKeyGoneAfter, adaKeyTaken } from "./redis-facts";
 import type { Experiment } from "./types";
 
-const callMs = 400;
+// Long enough that the measure (a tenth of it) and the drop fit inside the first call on a busy machine.
+const callMs = 600;
 type Compared = "advisory" | "session-advisory" | "lease" | "redis";
 
 /**
@@ -120,7 +121,7 @@ async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) 
   // Measured inside the unlink call, as its lane shows it running: a switch reaches its first call later
   // through a pooler, and later still on a busy machine.
   const inCall = await lab.inPhase(firstId, "unlink", 5_000);
-  const held = await heldDuringCall(probe, callMs / 4);
+  const held = await heldDuringCall(probe, callMs / 10);
   const drop = await dropHolder(probe, strategy);
   const second = await lab.switchTo(ada.email, `${strategy}: second switch, after the drop`);
   const first = await running;
