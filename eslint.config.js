@@ -13,8 +13,10 @@ export default tseslint.config(
       ".lab/",
       "next-env.d.ts",
       "bench/results/",
+      "bench/next-min/.next/",
       "test-results/",
       "playwright-report/",
+      "**/dist/",
     ],
   },
   js.configs.recommended,
@@ -23,8 +25,6 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
-      // Lines the formatter cannot break (long strings, comments) still must not pass 120 characters.
-      "max-len": ["error", { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
     },
   },
   {
@@ -42,4 +42,9 @@ export default tseslint.config(
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   prettier,
+  {
+    // After prettier's config, which turns max-len off: prettier wraps code at 120 (printWidth) but cannot break
+    // strings, templates or comments, so this rule catches those, with room for what prettier leaves a little long.
+    rules: { "max-len": ["error", { code: 140, ignoreUrls: true, ignoreRegExpLiterals: true }] },
+  },
 );

@@ -10,17 +10,15 @@ export async function register(): Promise<void> {
   if (!config.databaseUrl) return;
   if (!config.hearsNotifications)
     console.warn(
-      "[app] DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: LISTEN goes through the pooler and hears nothing (the live stream, settings, the reconciler's wake-ups). Set DATABASE_DIRECT_URL to the database itself.",
+      "[app] DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: LISTEN goes through the pooler " +
+        "and hears nothing (the live stream, settings, the reconciler's wake-ups). " +
+        "Set DATABASE_DIRECT_URL to the database itself.",
     );
-  const [{ appDb }, { appIdentityProvider }, { startReconciliation }] = await Promise.all([
+  const [{ appDb }, { appIdentityProvider }, { startBackground }] = await Promise.all([
     import("./lib/core/db"),
     import("./lib/web/app-provider"),
     import("./lib/web/switch"),
   ]);
-  if (config.labEnabled) {
-    const { followLabSettings } = await import("./lib/lab/settings");
-    followLabSettings(appDb());
-  }
-  // Half-done switches are settled in the background with the lab on or off (it is the product's).
-  startReconciliation(appDb(), appIdentityProvider);
+  // Through the composition root, like every route: the reconciler, and with the lab on, its settings.
+  await startBackground(appDb(), appIdentityProvider);
 }

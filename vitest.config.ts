@@ -65,7 +65,7 @@ export default defineConfig({
         // Pure functions: no database, no build, no app.
         test: {
           name: "unit",
-          include: ["lib/**/*.test.ts", "components/**/*.test.ts"],
+          include: ["lib/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts", "docs/**/*.test.ts"],
           exclude: ["lib/**/*.pg.test.ts"],
         },
       },

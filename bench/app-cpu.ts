@@ -1,15 +1,15 @@
 /**
- * What a switch costs the app in CPU, against a floor, in one run (issue: a lean product path). Three servers
- * on one database and one simulated provider process, each measured alone in turn:
- * - `lab on`: `next start` as the demo runs it;
- * - `lab off`: `next start` with LAB_ENABLED=false, the product's path;
- * - `floor`: the product's switch behind a bare `node:http` server (floor-server.ts), no Next.js.
+ * What a switch costs in CPU, server by server, in one run (issue 28: a switch at its real floor). Servers on
+ * one database and one simulated provider process, each measured alone in turn: the app with the lab on and
+ * off, the product's switch outside Next.js, a minimal Next.js route (`next-min`) and the machine's floor
+ * (`bare`) (cpu-servers.ts). Each load runs in waves, the servers taking turns wave by wave in a seeded order:
+ * K = 64 users switching at once, K = 1 user switching again and again, and one user reading the page then
+ * switching (the servers that serve the page).
  *
  * CPU is read from /proc for each server's processes only (the provider, the database and this client are
- * other processes), net of the server's own rate at rest, measured first over `restMs`.
+ * other processes), over each wave and the 300 ms after it, net of the server's own rate at rest, measured
+ * first over `restMs`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
@@ -20,69 +20,46 @@ import { freshLab } from "./http-load";
 import { processCpuMs } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
-export type CpuServerName = "lab on" | "lab off" | "floor";
+export type CpuServerName = "lab on" | "lab off" | "outside Next.js" | "next-min" | "bare";
 
 export interface CpuServer {
-  name: CpuServerName;
+  /** One of `CpuServerName` in `npm run bench`; a variant's own name elsewhere (gzip-cpu.ts). */
+  name: string;
   baseUrl: string;
   pid: number;
-  /** The Next.js apps check a session cookie; the floor takes none. */
-  signsIn: boolean;
+  /** The Next.js apps check a session cookie and serve the user's page; the others take neither. */
+  isTheApp: boolean;
+  /** Sent with each of its requests. */
+  headers?: Record<string, string>;
 }
 
+/** K users, each switching `switchesEach` times one after the other, all K starting at once; `waves` times. */
+export interface CpuLoad {
+  users: number;
+  switchesEach: number;
+  /** Each switch after a read of the user's page (`GET /api/users/{id}`), as a user's click follows a look. */
+  readsPageFirst: boolean;
+  waves: number;
+}
+
+export const loadName = (load: Pick<CpuLoad, "users" | "readsPageFirst">) =>
+  load.readsPageFirst ? `page read + switch, K=${load.users}` : `K=${load.users}`;
+
 export interface AppCpuResult {
-  name: CpuServerName;
+  name: string;
+  load: string;
+  readsPageFirst: boolean;
   /** At rest, before any load: CPU time per second of wall time, as % of one core. */
   restingPercentOfCore: number;
   users: number;
-  /** Per wave: until all K switches had answered. */
+  switchesEach: number;
+  /** Per wave: until all its switches had answered. */
   wallMs: Repeated;
-  /** Per wave: the server's CPU time net of its resting rate, divided by K. */
+  /** Per wave: the server's CPU time net of its resting rate, divided by the wave's switches. */
   cpuMsPerSwitch: Repeated;
   statuses: Record<string, number>;
   /** When the measured waves ran, in µs of the monotonic clock (for a CPU profile's samples). */
   window: { fromUs: number; toUs: number };
-}
-
-export interface RunningFloor {
-  process: ChildProcess;
-  /** Ends it (SIGTERM) and waits for it. */
-  stop(): Promise<void>;
-}
-
-/** Starts the floor server on `port` with a pool of `poolSize`, reaching `providerUrl`; resolves once it listens. */
-export async function startFloor(options: {
-  databaseUrl: string;
-  providerUrl: string;
-  port: number;
-  poolSize: number;
-  nodeOptions?: string[];
-}): Promise<RunningFloor> {
-  const entry = path.join(import.meta.dirname, "floor-server.ts");
-  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), "--import", "tsx", entry], {
-    env: {
-      ...process.env,
-      DATABASE_URL: options.databaseUrl,
-      IDP_BASE_URL: options.providerUrl,
-      FLOOR_PORT: String(options.port),
-      DB_POOL_SIZE: String(options.poolSize),
-    },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  process.once("exit", () => child.kill("SIGKILL"));
-  await new Promise<void>((resolve, reject) => {
-    child.once("message", () => resolve());
-    child.once("exit", (code) => reject(new Error(`the floor server exited (${code}) before it listened`)));
-  });
-  return {
-    process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
 }
 
 const settleMs = 300;
@@ -96,90 +73,117 @@ async function restingRate(server: CpuServer, restMs: number): Promise<number> {
 }
 
 /**
- * For each server, `waves` waves of K switches sent at the same moment (one per user), the servers taking
- * turns wave by wave in a seeded order, so a drift of the machine falls on all three alike. The users switch
- * back and forth; one record of their primaries is shared, since all three servers change the same rows.
+ * The users' switches against any server: each user switches to its other identity, and learns its primary
+ * from the answer (next-min changes nothing and says so). One record of primaries for all servers, since all
+ * of them change the same rows.
  */
-export async function appCpu(
-  servers: CpuServer[],
-  db: Kysely<Database>,
-  lab: AppClient,
-  options: {
-    users: number;
-    waves: number;
-    warmupWaves: number;
-    latencyMs: number;
-    poolSize: number;
-    restMs: number;
-    random: () => number;
-  },
-  progress: (note: string) => void,
-): Promise<AppCpuResult[]> {
-  const users: BenchUser[] = await freshLab(lab, db, options.users, {
-    strategy: "lease",
-    poolSize: options.poolSize,
-    latencyMs: options.latencyMs,
-  });
+async function switchers(servers: CpuServer[], users: BenchUser[]) {
   const primary = users.map((user) => user.identities[0]);
   const clientsOf = new Map<CpuServer, AppClient[]>();
   for (const server of servers) {
     const plain = appClient(server.baseUrl);
-    clientsOf.set(
-      server,
-      await Promise.all(users.map((user) => (server.signsIn ? plain.signedIn(user.id) : Promise.resolve(plain)))),
-    );
+    const signIn = (user: BenchUser) => (server.isTheApp ? plain.signedIn(user.id) : Promise.resolve(plain));
+    clientsOf.set(server, await Promise.all(users.map(signIn)));
   }
-  const statuses = new Map(servers.map((server) => [server, {} as Record<string, number>]));
-  const wave = async (server: CpuServer) => {
-    const clients = clientsOf.get(server)!;
-    const answers = await Promise.all(
-      users.map(async (user, index) => {
-        const target = primary[index] === user.identities[0] ? user.identities[1] : user.identities[0];
-        const answer = await clients[index]!.promote(user.id, target);
-        if (answer.status === 200) primary[index] = target;
-        return answer.status;
+  const statuses = new Map<string, Record<string, number>>();
+  const count = (key: string, status: number) => {
+    const counts = statuses.get(key) ?? {};
+    counts[status] = (counts[status] ?? 0) + 1;
+    statuses.set(key, counts);
+  };
+  const switchOnce = async (server: CpuServer, load: CpuLoad, index: number) => {
+    const client = clientsOf.get(server)![index]!;
+    const user = users[index]!;
+    if (load.readsPageFirst) await client.call("GET", `/api/users/${user.id}`, undefined, server.headers);
+    const target = primary[index] === user.identities[0] ? user.identities[1] : user.identities[0];
+    const answer = await client.promote(user.id, target, server.headers);
+    if (answer.status === 200) primary[index] = answer.body.primaryIdentityId;
+    count(`${server.name}|${loadName(load)}`, answer.status);
+  };
+  const wave = (server: CpuServer, load: CpuLoad) =>
+    Promise.all(
+      Array.from({ length: load.users }, async (_, index) => {
+        for (let step = 0; step < load.switchesEach; step++) await switchOnce(server, load, index);
       }),
     );
-    for (const status of answers) statuses.get(server)![status] = (statuses.get(server)![status] ?? 0) + 1;
-  };
+  return { wave, statuses };
+}
 
+interface Options {
+  loads: CpuLoad[];
+  warmupWaves: number;
+  latencyMs: number;
+  poolSize: number;
+  restMs: number;
+  random: () => number;
+}
+
+/** One measured wave: its wall time, and the server's CPU per switch net of its rate at rest. */
+async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, restingRate: number, switches: number) {
+  const cpuBefore = processCpuMs(server.pid)!;
+  const started = performance.now();
+  await wave();
+  const wallMs = performance.now() - started;
+  // What a wave leaves to do after its answers (a lane write, the live stream, a collection) is its cost too.
+  await sleep(settleMs);
+  const windowMs = performance.now() - started;
+  const usedMs = processCpuMs(server.pid)! - cpuBefore - (restingRate * windowMs) / 1000;
+  return { wallMs, cpuMsPerSwitch: usedMs / switches };
+}
+
+export async function appCpu(
+  servers: CpuServer[],
+  db: Kysely<Database>,
+  lab: AppClient,
+  options: Options,
+  progress: (note: string) => void,
+): Promise<AppCpuResult[]> {
+  const most = Math.max(...options.loads.map((load) => load.users));
+  const users = await freshLab(lab, db, most, {
+    strategy: "lease",
+    poolSize: options.poolSize,
+    latencyMs: options.latencyMs,
+  });
+  const { wave, statuses } = await switchers(servers, users);
+  const warmup: CpuLoad = { users: most, switchesEach: 1, readsPageFirst: false, waves: options.warmupWaves };
   // Warm-up: every server's first switches compile, connect and get optimised.
   for (const server of servers) {
-    progress(`app CPU: ${server.name}, warming up`);
-    for (let i = 0; i < options.warmupWaves; i++) await wave(server);
+    progress(`CPU per switch: ${server.name}, warming up`);
+    for (let i = 0; i < options.warmupWaves; i++) await wave(server, warmup);
   }
   const rates = new Map<CpuServer, number>();
   for (const server of servers) {
-    progress(`app CPU: ${server.name} at rest for ${options.restMs / 1000} s`);
+    progress(`CPU per switch: ${server.name} at rest for ${options.restMs / 1000} s`);
     rates.set(server, await restingRate(server, options.restMs));
   }
-  for (const status of statuses.values()) for (const key of Object.keys(status)) delete status[key];
-
-  const walls = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
-  const cpu = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
-  const fromUs = monotonicMicros();
-  for (let round = 0; round < options.waves; round++) {
-    for (const server of shuffled(servers, options.random)) {
-      progress(`app CPU: ${server.name}, K=${options.users}, wave ${round + 1}/${options.waves}`);
-      const cpuBefore = processCpuMs(server.pid)!;
-      const started = performance.now();
-      await wave(server);
-      walls.get(server)!.push(performance.now() - started);
-      // What a wave leaves to do after its answers (a lane write, the live stream, a collection) is its cost too.
-      await sleep(settleMs);
-      const windowMs = performance.now() - started;
-      const usedMs = processCpuMs(server.pid)! - cpuBefore - (rates.get(server)! * windowMs) / 1000;
-      cpu.get(server)!.push(usedMs / options.users);
-    }
+  statuses.clear();
+  const results: AppCpuResult[] = [];
+  for (const load of options.loads) {
+    const measured = servers.filter((server) => server.isTheApp || !load.readsPageFirst);
+    const samples = new Map(measured.map((server) => [server, { wallMs: [] as number[], cpu: [] as number[] }]));
+    const fromUs = monotonicMicros();
+    for (let round = 0; round < load.waves; round++)
+      for (const server of shuffled(measured, options.random)) {
+        progress(`CPU per switch: ${server.name}, ${loadName(load)}, wave ${round + 1}/${load.waves}`);
+        const switches = load.users * load.switchesEach;
+        const figures = await measuredWave(() => wave(server, load), server, rates.get(server)!, switches);
+        samples.get(server)!.wallMs.push(figures.wallMs);
+        samples.get(server)!.cpu.push(figures.cpuMsPerSwitch);
+      }
+    const window = { fromUs, toUs: monotonicMicros() };
+    for (const [server, { wallMs, cpu }] of samples)
+      results.push({
+        name: server.name,
+        load: loadName(load),
+        readsPageFirst: load.readsPageFirst,
+        restingPercentOfCore: rates.get(server)! / 10,
+        users: load.users,
+        switchesEach: load.switchesEach,
+        wallMs: repeated(wallMs),
+        cpuMsPerSwitch: repeated(cpu),
+        statuses: statuses.get(`${server.name}|${loadName(load)}`) ?? {},
+        window,
+      });
   }
-  const window = { fromUs, toUs: monotonicMicros() };
-  return servers.map((server) => ({
-    name: server.name,
-    restingPercentOfCore: rates.get(server)! / 10,
-    users: options.users,
-    wallMs: repeated(walls.get(server)!),
-    cpuMsPerSwitch: repeated(cpu.get(server)!),
-    statuses: statuses.get(server)!,
-    window,
-  }));
+  return results;
 }

@@ -1,4 +1,4 @@
-/** Hand-built SVG line charts for the README: axes, ticks, labels, a legend, predictions as dashed lines. */
+/** Hand-built SVG line charts for docs/performance.md: axes, ticks, labels, a legend, predictions as dashed lines. */
 
 export interface Series {
   label: string;
@@ -54,7 +54,8 @@ export function lineChart(chart: Chart): string {
   const px = (x: number) => margin.left + scale(x, xMin, xMax, chart.xLog) * plotWidth;
   const py = (y: number) => margin.top + (1 - scale(y, yMin, yMax, chart.yLog)) * plotHeight;
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ` +
+      `viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     `<text x="${margin.left}" y="22" font-size="15" font-weight="600">${escape(chart.title)}</text>`,
   ];

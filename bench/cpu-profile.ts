@@ -33,7 +33,10 @@ interface CpuProfile {
 /** Now on the monotonic clock the profiles' times are on, in µs. */
 export const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
 
-/** What a source file is, as the README's table names it; null: Node.js internals, which count for their caller. */
+/**
+ * What a source file is, as docs/performance.md's table names it; null: Node.js internals, which count for their
+ * caller.
+ */
 export function partOf(source: string): string | null {
   const packageName = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
   if (

@@ -6,7 +6,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { appClient, type AppClient } from "../test/harness/http-client";
 import { addBenchUsers, type BenchUser } from "./bench-users";
-import { processCpuMs } from "./process-cpu";
+import { processCpuMs, processesCpuMs } from "./process-cpu";
 import { distribution, quantiles, repeated, type Distribution, type Repeated } from "./stats";
 
 export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
@@ -125,6 +125,8 @@ export async function singleSwitch<S extends LabStrategy>(
 
 export interface WaveResult {
   strategy: Strategy;
+  /** One app instance, or two behind HAProxy (round-robin) on the same database. */
+  instances: 1 | 2;
   users: number;
   poolSize: number;
   /** Until every one of the K simultaneous switches had answered, per repetition. */
@@ -136,9 +138,13 @@ export interface WaveResult {
   consistent: boolean;
 }
 
+/** How many pool turns a wave of K switches takes with a pool of P: only the connection-holding guards queue. */
+export const predictedWaveTurns = (strategy: Strategy, users: number, poolSize: number): number =>
+  strategy === "transaction" || strategy === "advisory" ? Math.ceil(users / poolSize) : 1;
+
 /** What each strategy should cost K users switching at once with a pool of P: the lease is not pool-bound. */
 export const predictedWallMs = (strategy: Strategy, users: number, poolSize: number, latencyMs: number): number =>
-  strategy === "transaction" || strategy === "advisory" ? Math.ceil(users / poolSize) * 2 * latencyMs : 2 * latencyMs;
+  predictedWaveTurns(strategy, users, poolSize) * 2 * latencyMs;
 
 /**
  * K users each send one switch at the same moment (one wave); repeated. The pool size changes between
@@ -153,8 +159,9 @@ export async function scalingWaves(
     poolSizes: number[];
     latencyMs: number;
     repetitionsFor: (users: number, poolSize: number) => number;
-    /** The app's process, whose CPU time per switch is measured. */
-    appPid?: number;
+    /** The app's processes (one per instance), whose CPU time per switch is measured. */
+    appPids?: number[];
+    instances?: 1 | 2;
   },
   progress: (note: string) => void,
 ): Promise<WaveResult[]> {
@@ -177,17 +184,21 @@ export async function scalingWaves(
       const walls: number[] = [];
       const statuses: Record<string, number> = {};
       const repetitions = options.repetitionsFor(userCount, poolSize);
-      const cpuBefore = processCpuMs(options.appPid);
+      const cpuBefore = processesCpuMs(options.appPids ?? []);
       for (let repetition = 0; repetition < repetitions; repetition++) {
-        progress(`scaling, ${options.strategy}: P=${poolSize} K=${userCount}, wave ${repetition + 1}/${repetitions}`);
+        const where = options.instances === 2 ? ", two instances" : "";
+        progress(
+          `scaling${where}, ${options.strategy}: P=${poolSize} K=${userCount}, wave ${repetition + 1}/${repetitions}`,
+        );
         const started = performance.now();
         const answers = await Promise.all(Array.from({ length: userCount }, (_, index) => switchOnce(index)));
         walls.push(performance.now() - started);
         for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
       }
-      const cpuAfter = processCpuMs(options.appPid);
+      const cpuAfter = processesCpuMs(options.appPids ?? []);
       results.push({
         strategy: options.strategy,
+        instances: options.instances ?? 1,
         users: userCount,
         poolSize,
         wallMs: repeated(walls),

@@ -12,7 +12,7 @@ import pg from "pg";
 import { createDb } from "../db/connection";
 import type { Database } from "../db/schema";
 import { defaultMaxHoldMs } from "../lib/lease";
-import { identityActionLease } from "../lib/switch/identity-action-lease";
+import { identityActionLease } from "../lib/switch/lease-guard";
 import { intentRecorder } from "../lib/switch/journal";
 import { distribution, quantiles, repeated, shuffled, type Distribution, type Repeated } from "./stats";
 

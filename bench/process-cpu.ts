@@ -45,3 +45,14 @@ export function processCpuMs(pid: number | undefined): number | null {
   visit(pid);
   return total;
 }
+
+/** The CPU time of several processes (and theirs), added up: two instances of the app count as one. */
+export function processesCpuMs(pids: readonly (number | undefined)[]): number | null {
+  let total = 0;
+  for (const pid of pids) {
+    const each = processCpuMs(pid);
+    if (each === null) return null;
+    total += each;
+  }
+  return pids.length === 0 ? null : total;
+}

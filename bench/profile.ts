@@ -1,9 +1,10 @@
 /**
- * `npm run bench:profile`: where a switch's CPU goes, for the README's table. Each server (the lab on, the lab
- * off, the floor: bench/app-cpu.ts) runs alone under V8's sampling profiler (`--cpu-prof`) while K users
- * switch at once, wave after wave; it then stops and writes its profile, and each sample of the measured
- * waves is put on the part of the code it was in (cpu-profile.ts). The profiler itself costs some CPU, so
- * the shares are the finding; `npm run bench` gives the unprofiled CPU per switch.
+ * `npm run bench:profile`: where a switch's CPU goes, for docs/performance.md's table. Each server (the lab on,
+ * the lab off, the switch outside Next.js, next-min and bare: bench/app-cpu.ts) runs alone under V8's
+ * sampling profiler (`--cpu-prof`) while K users switch at once, wave after wave; it then stops and writes
+ * its profile, and each sample of the measured waves is put on the part of the code it was in
+ * (cpu-profile.ts). The profiler itself costs some CPU, so the shares are the finding; `npm run bench` gives
+ * the unprofiled CPU per switch.
  * Results: a table on the terminal and bench/results/profile.json.
  */
 import { execSync } from "node:child_process";
@@ -17,11 +18,18 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, startFloor, type AppCpuResult, type CpuServerName } from "./app-cpu";
+import { appCpu, type AppCpuResult, type CpuServerName } from "./app-cpu";
+import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
 import { cpuByPart } from "./cpu-profile";
 import { round } from "./stats";
 
-const plan = { users: 64, waves: 10, warmupWaves: 10, latencyMs: 200, poolSize: 16, restMs: 2_000 };
+const plan = {
+  loads: [{ users: 64, switchesEach: 1, readsPageFirst: false, waves: 10 }],
+  warmupWaves: 10,
+  latencyMs: 200,
+  poolSize: 16,
+  restMs: 2_000,
+};
 const port = Number(process.env.BENCH_PROFILE_PORT ?? 3224);
 const labPort = port + 1;
 
@@ -33,30 +41,40 @@ const { db } = createDb(databaseUrl, 2);
 const labApp = await startApp({ databaseUrl, port: labPort, env: { DB_POOL_SIZE: "16" } });
 const lab = appClient(labApp.baseUrl);
 
+/** One of the servers, profiled; the apps with their pool of `plan.poolSize`. */
+async function startServer(name: CpuServerName, nodeOptions: string[]): Promise<RunningServer> {
+  const options = {
+    databaseUrl,
+    providerUrl: await providerFor(databaseUrl),
+    port,
+    poolSize: plan.poolSize,
+    nodeOptions,
+  };
+  if (name === "bare") return startNodeServer("bare-server.ts", options);
+  if (name === "outside Next.js") return startNodeServer("switch-outside-next.ts", options);
+  if (name === "next-min") return startNextMin(options);
+  const env = { DB_POOL_SIZE: String(plan.poolSize), ...(name === "lab off" ? { LAB_ENABLED: "false" } : {}) };
+  return startApp({ databaseUrl, port, env, nodeOptions });
+}
+
 const results = [];
 try {
-  for (const name of ["lab on", "lab off", "floor"] satisfies CpuServerName[]) {
+  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
+  for (const name of names) {
     const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
-    const profiling = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
-    const server =
-      name === "floor"
-        ? await startFloor({
-            databaseUrl,
-            providerUrl: await providerFor(databaseUrl),
-            port,
-            poolSize: plan.poolSize,
-            nodeOptions: profiling,
-          })
-        : await startApp({
-            databaseUrl,
-            port,
-            env: { DB_POOL_SIZE: String(plan.poolSize), ...(name === "lab off" ? { LAB_ENABLED: "false" } : {}) },
-            nodeOptions: profiling,
-          });
+    const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
+    const server = await startServer(name, nodeOptions);
     let measured: AppCpuResult;
     try {
       [measured] = (await appCpu(
-        [{ name, baseUrl: `http://127.0.0.1:${port}`, pid: server.process.pid!, signsIn: name !== "floor" }],
+        [
+          {
+            name,
+            baseUrl: server.baseUrl,
+            pid: server.process.pid!,
+            isTheApp: name === "lab on" || name === "lab off",
+          },
+        ],
         db,
         lab,
         { ...plan, random: seededRandom(1) },
@@ -69,7 +87,7 @@ try {
     const parts = cpuByPart(directory, measured.window);
     rmSync(directory, { recursive: true, force: true });
     const profiledMs = [...parts.values()].reduce((sum, each) => sum + each, 0);
-    const switches = plan.users * plan.waves;
+    const switches = plan.loads[0]!.users * plan.loads[0]!.waves;
     results.push({
       server: name,
       switches,

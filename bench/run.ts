@@ -1,241 +1,216 @@
 /**
- * `npm run bench` (≤ 5 min on 2 cores) or `npm run bench -- --quick` (≤ 1 min, a smoke run): the lease
- * against what the hardware allows, and each strategy's cost as load grows, in one run on one database.
+ * `npm run bench` (about 15 min on 2 cores, builds included) or `npm run bench -- --quick` (a smoke run, its
+ * results in bench/results/quick.json): the lease against what the machine allows, and each strategy's cost
+ * as load grows, in one run on one database (plan.ts says how much of each).
  *
  * 1. The lease library straight on PostgreSQL: acquire + release against two bare UPDATEs and the same
  *    statements as raw SQL; N acquirers at once on one row (lease-micro.ts).
  * 2. Over HTTP against `next start` (http-load.ts), provider latency L fixed, no jitter: one switch alone
  *    per strategy; K users switching at once for each pool size P; a bystander's reads while K users
- *    switch; two app instances on one database.
- *
- * 3. CPU per switch (app-cpu.ts): K = 64 users at once against the app with the lab on, the app with the
- *    lab off, and the floor (the product's switch behind a bare `node:http` server), each server's own
- *    processes read from /proc, net of their rate at rest. `npm run bench:profile` says where it goes.
+ *    switch; two app instances on one database, each user clicking on both.
+ * 3. Clicks (clicks.ts): 3 users clicking together and 30 clicks at once from one user, on one instance and
+ *    on two behind HAProxy; K = 64 users at once on the two behind HAProxy too.
+ * 4. CPU per switch (app-cpu.ts): the app with the lab on and off, the product's switch outside Next.js,
+ *    a minimal Next.js route (`next-min`) and the machine's floor (`bare`), at K = 64 and K = 1, and a page
+ *    read plus a switch; each server's own processes read from /proc, net of their rate at rest.
+ *    `npm run bench:profile` says where it goes.
  *
  * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),
  * figures are repeated and reported as median [min–max] over repetitions, p95 only from ≥ 200 samples and
  * p99 from ≥ 1,000, and ratios are taken side by side within a run. Results: a table on the terminal,
- * bench/results/latest.json, and the SVG charts in bench/results/.
+ * bench/results/latest.json (with every target's verdict), and the SVG charts in bench/results/.
  */
-import { execSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { sql } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
+import type { Database } from "../db/schema";
+import { seededRandom } from "../lib/provider-sim/chaos";
 import { startApp, type RunningApp } from "../test/harness/app-server";
+import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
+import { appCpu, type CpuServer } from "./app-cpu";
+import { clickWaves, type ClickKind, type ClicksResult } from "./clicks";
+import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
 import {
   bystanderReads,
+  predictedWaveTurns,
   scalingWaves,
   singleSwitch,
-  strategies,
   twoInstances,
-  type Strategy,
   type WaveResult,
 } from "./http-load";
-import { appCpu, startFloor, type CpuServer } from "./app-cpu";
 import { contentionBench, leaseMicrobench } from "./lease-micro";
-import { checkTargets, predictedWaveTurns, report, roundTripInventory, versionsOf, writeCharts } from "./report";
-import { seededRandom } from "../lib/provider-sim/chaos";
+import { appEnv, bystanderPoolSize, planFor, scalingLatencyMs } from "./plan";
+import { writeCharts } from "./report/result-charts";
+import { roundTripInventory } from "./report/round-trips";
+import { runContext } from "./report/run-context";
+import { printTables } from "./report/tables";
+import { checkTargets } from "./report/targets";
 import { round, shuffled } from "./stats";
 
 const quick = process.argv.includes("--quick");
+const plan = planFor(quick);
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const random = seededRandom(seed);
 const resultsDir = path.join(import.meta.dirname, "results");
+const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
-const plan = quick
-  ? {
-      micro: { iterations: 200, warmup: 50, repetitions: 3 },
-      contention: { acquirers: [10, 50], samples: 200, repetitions: 3 },
-      single: { strategies: ["lease", "none"] as Strategy[], latencyMs: 50, samples: 10, repetitions: 3, warmup: 3 },
-      scaling: { strategies: ["lease", "none", "transaction"] as Strategy[], userCounts: [1, 4, 16], poolSizes: [4] },
-      bystander: { userCounts: { lease: [16], transaction: [16] }, reads: 200, readEveryMs: 20 },
-      twoInstances: { users: 4, repetitions: 2 },
-      appCpu: { users: 16, waves: 3, restMs: 3_000, warmupWaves: 3 },
-    }
-  : {
-      micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
-      contention: { acquirers: [10, 50, 90], samples: 1_000, repetitions: 3 },
-      single: { strategies: [...strategies], latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
-      scaling: {
-        // `none` is the lease's reference: what the same switch costs with no lock at all.
-        strategies: ["lease", "none", "transaction", "advisory"] as Strategy[],
-        userCounts: [1, 4, 16, 64],
-        poolSizes: [2, 4, 16],
-      },
-      // A read every 20 ms: one page read alone takes about 9 ms of the app here (Next.js, the session, the
-      // view), so a faster open loop measures the bystander's own queue, not the switches' effect on it (at
-      // 6 ms, the idle runs' p99 ranged 40–213 ms). K = 64 under transaction is left out (its queue alone
-      // takes 13 s to fill and drain); the chart's curve grows from K = 1 to 16 already.
-      bystander: { userCounts: { lease: [1, 4, 16, 64], transaction: [1, 4, 16] }, reads: 1_000, readEveryMs: 20 },
-      twoInstances: { users: 16, repetitions: 3 },
-      // The servers started for this step warm up first (10 waves of 64): the main app has run thousands
-      // of switches by then, and code the JIT has not yet optimised costs more per call.
-      appCpu: { users: 64, waves: 7, restMs: 10_000, warmupWaves: 10 },
-    };
-const scalingLatencyMs = 200;
-const bystanderPoolSize = 4;
-
-let progressNote = "";
 const runStarted = performance.now();
 function progress(note: string): void {
-  progressNote = `[${((performance.now() - runStarted) / 1000).toFixed(0).padStart(3)} s] ${note}`;
-  if (process.stderr.isTTY) process.stderr.write(`\r${progressNote.padEnd(100).slice(0, 100)}`);
-  else process.stderr.write(`${progressNote}\n`);
+  const line = `[${((performance.now() - runStarted) / 1000).toFixed(0).padStart(3)} s] ${note}`;
+  if (process.stderr.isTTY) process.stderr.write(`\r${line.padEnd(100).slice(0, 100)}`);
+  else process.stderr.write(`${line}\n`);
+}
+
+/** 1. The library on PostgreSQL, before any app runs on this database. */
+async function libraryStep(databaseUrl: string) {
+  const micro = await leaseMicrobench(databaseUrl, { ...plan.micro, random }, progress);
+  const contention = [];
+  for (const acquirers of plan.contention.acquirers)
+    contention.push(await contentionBench(databaseUrl, { ...plan.contention, acquirers }, progress));
+  return { micro, contention };
+}
+
+/** 2. One instance over HTTP: a lone switch, K at once, the bystander; then two instances on one database. */
+async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: Kysely<Database>) {
+  const [baseUrl, appPid] = [app.baseUrl, app.process.pid];
+  const single = [];
+  for (const strategy of shuffled(plan.single.strategies, random))
+    single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy, appPid }, progress));
+  const scaling: WaveResult[] = [];
+  for (const strategy of shuffled(plan.scaling.strategies, random)) {
+    // A wave of ⌈K/P⌉ > 4 pool turns is itself a long serial run (up to 32 × 2L): once is enough.
+    const repetitionsFor = (users: number, poolSize: number) =>
+      predictedWaveTurns(strategy, users, poolSize) > 4 ? 1 : 3;
+    const options = { ...plan.scaling, strategy, latencyMs: scalingLatencyMs, repetitionsFor, appPids: [appPid!] };
+    scaling.push(...(await scalingWaves(baseUrl, db, options, progress)));
+  }
+  const reads = (strategy: "lease" | "transaction", users: number) =>
+    bystanderReads(
+      baseUrl,
+      db,
+      { ...plan.bystander, strategy, users, poolSize: bystanderPoolSize, latencyMs: scalingLatencyMs },
+      progress,
+    );
+  // The idle baseline three times (before each strategy's series and after both): its median p99 is the
+  // reference, as a single idle run's tail is as noisy as a loaded one's.
+  const bystander = [];
+  for (const strategy of shuffled(["lease", "transaction"] as const, random)) {
+    bystander.push(await reads("lease", 0));
+    for (const users of plan.bystander.userCounts[strategy]) bystander.push(await reads(strategy, users));
+  }
+  bystander.push(await reads("lease", 0));
+  progress("starting a second app instance on the same database");
+  const other = await second();
+  const options = { ...plan.twoInstances, latencyMs: scalingLatencyMs };
+  const pair = await twoInstances([baseUrl, other.baseUrl], db, options, progress);
+  await other.stop();
+  return { single, scaling, bystander, twoInstances: pair };
+}
+
+/** 3. Clicks on one instance, then clicks and K = 64 on two behind HAProxy (the other apps idle meanwhile). */
+async function clicksStep(app: RunningApp, databaseUrl: string, db: Kysely<Database>) {
+  const kinds: ClickKind[] = ["3 users together", "30 clicks at once"];
+  const clicks: ClicksResult[] = [];
+  const options = { ...plan.clicks, latencyMs: scalingLatencyMs, poolSize: 16 };
+  for (const kind of kinds)
+    clicks.push(
+      await clickWaves(app.baseUrl, db, { ...options, kind, instances: 1, appPids: [app.process.pid!] }, progress),
+    );
+  progress("starting two instances behind HAProxy");
+  const balancerPort = port("BENCH_BALANCER_PORT", 3226);
+  const pair = await startBalancedPair({ databaseUrl, balancerPort, env: appEnv });
+  const balanced: WaveResult[] = [];
+  try {
+    const appPids = pair.apps.map((each) => each.process.pid!);
+    for (const kind of kinds)
+      clicks.push(await clickWaves(pair.balancerUrl, db, { ...options, kind, instances: 2, appPids }, progress));
+    for (const strategy of shuffled(plan.balanced.strategies, random)) {
+      const waves = { ...plan.balanced, strategy, latencyMs: scalingLatencyMs, repetitionsFor: () => 3, appPids };
+      balanced.push(...(await scalingWaves(pair.balancerUrl, db, { ...waves, instances: 2 }, progress)));
+    }
+  } finally {
+    await pair.stop();
+  }
+  return { clicks, balanced };
+}
+
+/** 4. CPU per switch: the five servers, each alone in turn; the lab's client is the first app's. */
+async function cpuStep(app: RunningApp, databaseUrl: string, db: Kysely<Database>, started: RunningServer[]) {
+  progress("starting the app with the lab off, the switch outside Next.js, next-min and bare");
+  const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
+  const start = async <T extends RunningServer>(server: Promise<T>) => {
+    started.push(await server);
+    return started.at(-1) as T;
+  };
+  const env = { ...appEnv, LAB_ENABLED: "false" };
+  const labOff = await start(startApp({ databaseUrl, port: port("BENCH_LAB_OFF_PORT", 3221), env }));
+  const outside = await start(
+    startNodeServer("switch-outside-next.ts", { ...options, port: port("BENCH_FLOOR_PORT", 3222) }),
+  );
+  const nextMin = await start(startNextMin({ ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
+  const bare = await start(startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }));
+  const server = (name: CpuServer["name"], running: RunningServer, isTheApp: boolean): CpuServer => ({
+    name,
+    baseUrl: running.baseUrl,
+    pid: running.process.pid!,
+    isTheApp,
+  });
+  const servers = [
+    server("lab on", app, true),
+    server("lab off", labOff, true),
+    server("outside Next.js", outside, false),
+    server("next-min", nextMin, false),
+    server("bare", bare, false),
+  ];
+  const cpuOptions = { ...plan.appCpu, latencyMs: scalingLatencyMs, poolSize: 16, random };
+  const lab = appClient(app.baseUrl);
+  const measured = await appCpu(servers, db, lab, cpuOptions, progress);
+  // Every server really switched: the app's rows and the provider's accounts still agree.
+  return { appCpu: measured, appCpuConsistent: (await lab.audit()).consistent as boolean };
 }
 
 const databaseUrl = await prepareDatabase(databaseFor("bench"), { fresh: true });
 const { db } = createDb(databaseUrl, 2);
 const postgresVersion = (await sql<{ version: string }>`SELECT version()`.execute(db)).rows[0]!.version;
-const loadBefore = os.loadavg();
-
-// 1. The library on PostgreSQL, before any app runs on this database.
-const micro = await leaseMicrobench(databaseUrl, { ...plan.micro, random }, progress);
-const contention = [];
-for (const acquirers of plan.contention.acquirers)
-  contention.push(await contentionBench(databaseUrl, { ...plan.contention, acquirers }, progress));
-
-// 2. Over HTTP. Pools start at 16 connections so that the lab's pool size, not the start-up value, rules.
-const appEnv = { DB_POOL_SIZE: "16" };
-const ports = [
-  Number(process.env.BENCH_APP_PORT ?? 3214),
-  Number(process.env.BENCH_SECOND_APP_PORT ?? 3219),
-  Number(process.env.BENCH_LAB_OFF_PORT ?? 3221),
-  Number(process.env.BENCH_FLOOR_PORT ?? 3222),
-];
-let stopFloor = async (): Promise<void> => undefined;
-const apps: RunningApp[] = [await startApp({ databaseUrl, port: ports[0]!, env: appEnv })];
+const context = runContext();
+const started: RunningServer[] = [];
 try {
-  const baseUrl = apps[0]!.baseUrl;
-  const appPid = apps[0]!.process.pid;
-  const single = [];
-  for (const strategy of shuffled(plan.single.strategies, random))
-    single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy, appPid }, progress));
-
-  const scaling: WaveResult[] = [];
-  for (const strategy of shuffled(plan.scaling.strategies, random)) {
-    const waves = await scalingWaves(
-      baseUrl,
-      db,
-      {
-        ...plan.scaling,
-        strategy,
-        latencyMs: scalingLatencyMs,
-        // A wave of ⌈K/P⌉ > 4 pool turns is itself a long serial run (up to 32 × 2L): once is enough to
-        // keep the run under 5 minutes; every other point is repeated three times.
-        repetitionsFor: (users, poolSize) => (predictedWaveTurns(strategy, users, poolSize) > 4 ? 1 : 3),
-        appPid,
-      },
-      progress,
-    );
-    scaling.push(...waves);
-  }
-
-  // The idle baseline three times (before each strategy's series and after both): its median p99 is the
-  // reference, as a single idle run's tail is as noisy as a loaded one's.
-  const idleReads = () =>
-    bystanderReads(
-      baseUrl,
-      db,
-      { ...plan.bystander, strategy: "lease", users: 0, poolSize: bystanderPoolSize, latencyMs: scalingLatencyMs },
-      progress,
-    );
-  const bystander = [];
-  const bystanderStrategies: ("lease" | "transaction")[] = ["lease", "transaction"];
-  for (const strategy of shuffled(bystanderStrategies, random)) {
-    bystander.push(await idleReads());
-    for (const users of plan.bystander.userCounts[strategy])
-      bystander.push(
-        await bystanderReads(
-          baseUrl,
-          db,
-          { ...plan.bystander, strategy, users, poolSize: bystanderPoolSize, latencyMs: scalingLatencyMs },
-          progress,
-        ),
-      );
-  }
-  bystander.push(await idleReads());
-
-  progress("starting a second app instance on the same database");
-  apps.push(await startApp({ databaseUrl, port: ports[1]!, env: appEnv }));
-  const pair = await twoInstances(
-    [apps[0]!.baseUrl, apps[1]!.baseUrl],
-    db,
-    { ...plan.twoInstances, latencyMs: scalingLatencyMs },
-    progress,
-  );
-
-  // 3. CPU per switch: the lab on, the lab off and the bare floor, each alone in turn, at rest first.
-  progress("starting the app with the lab off, and the floor server");
-  const labOff = await startApp({ databaseUrl, port: ports[2]!, env: { ...appEnv, LAB_ENABLED: "false" } });
-  apps.push(labOff);
-  const floor = await startFloor({
-    databaseUrl,
-    providerUrl: await providerFor(databaseUrl),
-    port: ports[3]!,
-    poolSize: Number(appEnv.DB_POOL_SIZE),
-  });
-  stopFloor = floor.stop;
-  const cpuServers: CpuServer[] = [
-    { name: "lab on", baseUrl: apps[0]!.baseUrl, pid: apps[0]!.process.pid!, signsIn: true },
-    { name: "lab off", baseUrl: labOff.baseUrl, pid: labOff.process.pid!, signsIn: true },
-    { name: "floor", baseUrl: `http://127.0.0.1:${ports[3]}`, pid: floor.process.pid!, signsIn: false },
-  ];
-  const cpu = await appCpu(
-    cpuServers,
-    db,
-    appClient(apps[0]!.baseUrl),
-    { ...plan.appCpu, latencyMs: scalingLatencyMs, poolSize: 16, random },
-    progress,
-  );
-
+  const library = await libraryStep(databaseUrl);
+  const app = await startApp({ databaseUrl, port: port("BENCH_APP_PORT", 3214), env: appEnv });
+  started.push(app);
+  const second = () => startApp({ databaseUrl, port: port("BENCH_SECOND_APP_PORT", 3219), env: appEnv });
+  const http = await httpStep(app, second, db);
+  const { clicks, balanced } = await clicksStep(app, databaseUrl, db);
+  const cpu = await cpuStep(app, databaseUrl, db, started);
   const results = {
     date: new Date().toISOString(),
     mode: quick ? "quick" : "full",
     seed,
     durationSeconds: round((performance.now() - runStarted) / 1000, 1),
-    machine: {
-      cpus: os.cpus().map((cpu) => cpu.model),
-      cores: os.cpus().length,
-      memoryGb: round(os.totalmem() / 2 ** 30, 1),
-      platform: `${os.type()} ${os.release()} ${os.arch()}`,
-      loadAverageBefore: loadBefore.map((value) => round(value, 2)),
-      loadAverageAfter: os.loadavg().map((value) => round(value, 2)),
-    },
-    versions: {
-      node: process.version,
-      postgres: postgresVersion,
-      commit: execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim(),
-      ...versionsOf(["next", "kysely", "pg", "msw"]),
-    },
+    ...context.finish(postgresVersion),
     settings: { plan, scalingLatencyMs, bystanderPoolSize, appEnv },
-    micro,
-    contention,
-    single,
-    scaling,
-    bystander,
-    twoInstances: pair,
-    appCpu: cpu,
+    ...library,
+    ...http,
+    clicks,
+    balanced,
+    ...cpu,
     roundTrips: roundTripInventory,
   };
   const targets = checkTargets(results, scalingLatencyMs);
   mkdirSync(resultsDir, { recursive: true });
   const file = path.join(resultsDir, quick ? "quick.json" : "latest.json");
-  writeFileSync(
-    file,
-    JSON.stringify({ ...results, targets }, (_, value) => (typeof value === "number" ? round(value) : value), 2) + "\n",
-  );
+  const rounded = (_: string, value: unknown) => (typeof value === "number" ? round(value) : value);
+  writeFileSync(file, JSON.stringify({ ...results, targets }, rounded, 2) + "\n");
   if (!quick) writeCharts(results, resultsDir, scalingLatencyMs);
   process.stderr.write("\n");
-  report(results, targets);
-  console.log(`\n${path.relative(process.cwd(), file)} written in ${results.durationSeconds} s (seed ${seed}).`);
+  printTables(results, targets);
+  console.log(`${path.relative(process.cwd(), file)} written in ${results.durationSeconds} s (seed ${seed}).`);
 } finally {
-  for (const app of apps) await app.stop();
-  await stopFloor();
+  for (const server of started.reverse()) await server.stop();
   await db.destroy();
 }

@@ -40,7 +40,8 @@ function describeProblem(problem: Problem, attempt: Attempt): string {
       attempt.strategy === "none" && problem.providerStatus === 400
         ? " Cause: the other switch already moved this identity: the provider is now corrupted."
         : (attempt.strategy === "transaction" || attempt.strategy === "advisory") && step === "link"
-          ? " The transaction was rolled back, but the provider's unlink was not undone: rolling back the database cannot undo a call to another system."
+          ? " The transaction was rolled back, but the provider's unlink was not undone: " +
+            "rolling back the database cannot undo a call to another system."
           : "";
     return `The provider failed the ${step} step (${status}). ${problem.detail}${cause}`;
   }

@@ -20,7 +20,8 @@ const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
   transaction: {
     label: "Transaction + SELECT … FOR UPDATE",
     explanation:
-      "Correct, but each request holds a pooled connection for the whole provider call, the waiting ones too: other users wait for the pool.",
+      "Correct, but each request holds a pooled connection for the whole provider call, " +
+      "the waiting ones too: other users wait for the pool.",
   },
   advisory: {
     label: "Advisory lock (pg_advisory_xact_lock)",
@@ -35,7 +36,8 @@ const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
   "session-advisory": {
     label: "Session advisory lock (pg_advisory_lock)",
     explanation:
-      "No transaction, but a pinned connection per switch (and per waiter); if that connection drops, the lock is gone and another switch gets in.",
+      "No transaction, but a pinned connection per switch (and per waiter); " +
+      "if that connection drops, the lock is gone and another switch gets in.",
   },
   "in-process": {
     label: "In-process mutex (a promise chain in memory)",
@@ -45,7 +47,9 @@ const strategyInfo: Record<Strategy, { label: string; explanation: string }> = {
   redis: {
     label: "Redis lock (SET NX PX, token-checked release)",
     explanation:
-      "Holds no database connection; but its token is no fence: a holder paused past the TTL still writes, and a Redis restart without persistence lets a second holder in. Needs npm run dev -- --redis.",
+      "Holds no database connection; but its token is no fence: a holder paused past the TTL still " +
+      "writes, and a Redis restart without persistence lets a second holder in. " +
+      "Needs npm run dev -- --redis.",
   },
 };
 

@@ -6,9 +6,11 @@ import type { Lane, LeaseRow, Strategy } from "./api";
 const otherGuards: Partial<Record<Strategy, string>> = {
   none: "Nothing guards the switch: concurrent switches all call the provider.",
   transaction:
-    "A row lock (SELECT … FOR UPDATE) held by an open transaction on a pooled connection guards the switch; the others wait, holding connections too.",
+    "A row lock (SELECT … FOR UPDATE) held by an open transaction on a pooled connection guards " +
+    "the switch; the others wait, holding connections too.",
   advisory:
-    "An advisory lock (pg_advisory_xact_lock) held by an open transaction on a pooled connection guards the switch; the others wait, holding connections too.",
+    "An advisory lock (pg_advisory_xact_lock) held by an open transaction on a pooled connection " +
+    "guards the switch; the others wait, holding connections too.",
   optimistic:
     "A version check at the final save guards the switch: a loser learns it lost only after it changed the provider.",
 };
@@ -57,7 +59,9 @@ export function LeaseBanner({
     headline = `Lease held by operation ${lease.operationId?.slice(0, 8) ?? "?"} — expires in ${secondsBetween(now, expiresAt)} s`;
     tone = "held";
   } else if (holder && holder.answeredAt === null) {
-    headline = `Lease expired ${secondsBetween(expiresAt, now)} s ago; operation ${holder.operationId.slice(0, 8)} is still running unprotected`;
+    headline =
+      `Lease expired ${secondsBetween(expiresAt, now)} s ago; operation ` +
+      `${holder.operationId.slice(0, 8)} is still running unprotected`;
     tone = "expired";
   } else {
     headline = `Lease expired ${secondsBetween(expiresAt, now)} s ago, never released: the next acquire takes it over`;

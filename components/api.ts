@@ -42,7 +42,7 @@ export type { LabSettings, StallPoint, Strategy } from "@/lib/lab/settings-schem
 export type { ProviderEndpoint, ScriptedOutcome } from "@/lib/provider-sim/chaos-settings";
 export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client";
 export type { PromoteResult } from "@/lib/switch/switch-primary";
-export type { UserView } from "@/lib/switch/users";
+export type { UserView } from "@/lib/switch/user-view";
 
 export type { Lane, LaneLease, Phase, PhaseName } from "@/lib/lab/lane";
 

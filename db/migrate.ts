@@ -11,6 +11,7 @@ import * as idempotencyExpiry from "./migrations/0010_idempotency_expiry";
 import * as fenceHolder from "./migrations/0011_fence_holder";
 import * as experimentRuns from "./migrations/0012_experiment_runs";
 import * as journalNotify from "./migrations/0013_journal_notify";
+import * as quietNotifications from "./migrations/0014_quiet_notifications";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   "0011_fence_holder": fenceHolder,
   "0012_experiment_runs": experimentRuns,
   "0013_journal_notify": journalNotify,
+  "0014_quiet_notifications": quietNotifications,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -67,7 +67,8 @@ async function embeddedServer(): Promise<string> {
   if (running !== null) {
     if (asked !== null && asked !== running)
       throw new Error(
-        `this checkout's embedded PostgreSQL runs on port ${running}, not EMBEDDED_PG_PORT=${asked}: unset EMBEDDED_PG_PORT, or stop it first (npm run db:stop)`,
+        `this checkout's embedded PostgreSQL runs on port ${running}, not EMBEDDED_PG_PORT=${asked}: ` +
+          "unset EMBEDDED_PG_PORT, or stop it first (npm run db:stop)",
       );
     if (await canConnect(serverUrl(running))) return serverUrl(running);
   }

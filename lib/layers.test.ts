@@ -1,10 +1,12 @@
 /**
  * The layers as the code's imports draw them: lib's folders import one way, lib imports nothing of Next.js,
  * and the product's switch route reaches the provider without the lab or msw (issue: a lean product path).
+ * Process-wide state is kept in one way only: through `processSingleton`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { processSingletonPrefix } from "./core/process-singleton";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -70,6 +72,22 @@ const sourcesUnder = (directory: string): string[] =>
 
 const relative = (file: string) => path.relative(root, file);
 
+/** What is not the repository's own source: packages, git's store, build output, the lab's data, reports. */
+const notSource = new Set(["node_modules", ".git", ".next", ".lab", "test-results", "playwright-report"]);
+
+/** Every code file of the repository, tests included. */
+const repositoryCode = (): string[] =>
+  readdirSync(root, { withFileTypes: true })
+    .filter((entry) => !notSource.has(entry.name))
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? readdirSync(path.join(root, entry.name), { recursive: true, encoding: "utf8" }).map((name) =>
+            path.join(root, entry.name, name),
+          )
+        : [path.join(root, entry.name)],
+    )
+    .filter((file) => /\.[cm]?[jt]sx?$/.test(file) && statSync(file).isFile());
+
 describe("the layers", () => {
   it.each([
     ["switch", "app/api/users/[userId]/primary/route.ts", "lib/switch/lease-guard.ts"],
@@ -109,5 +127,38 @@ describe("the layers", () => {
     expect(twoWay).toEqual([]);
     expect(nextImports).toEqual([]);
     expect(edges.size).toBeGreaterThan(5);
+  });
+
+  it("a newcomer follows one product switch through at most 12 files of its own", () => {
+    const { files } = closureOf(path.join(root, "app/api/users/[userId]/primary/route.ts"));
+    // The route, the composition root and the switch's folder: the libraries it uses (the lease, the provider's
+    // client, the web helpers) are read on their own. The layer's other doors come with the root but are not
+    // on a switch's way: the rename (and the view it answers), and the background reconciler.
+    const otherDoors = ["lib/switch/rename.ts", "lib/switch/user-view.ts", "lib/switch/reconciler.ts"];
+    const switchFiles = [...files]
+      .map(relative)
+      .filter((file) => file.startsWith("app/") || file.startsWith("lib/switch/") || file === "lib/web/switch.ts")
+      .filter((file) => !otherDoors.includes(file));
+    expect(switchFiles.length, switchFiles.join(", ")).toBeLessThanOrEqual(12);
+  });
+
+  it("the product's switch and the lease library name no lab concept: the lab wraps them from outside", () => {
+    // The lab's words: its own name, its strategies and timeline, its faults and the wrong answers it teaches.
+    const labWords =
+      /\blab\b|\blab's|LAB_ENABLED|textbook|safeguard|teaching|\bfaults?\b|\bhooks?\b|\bstall|unfenced|mapped|experiment|\blanes?\b|timeline|strateg/i;
+    const named = [...sourcesUnder(path.join(root, "lib/switch")), ...sourcesUnder(path.join(root, "lib/lease"))]
+      .flatMap((file) =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .map((line, index) => ({ line, at: `${relative(file)}:${index + 1}` })),
+      )
+      .filter(({ line }) => labWords.test(line))
+      .map(({ at, line }) => `${at}: ${line.trim()}`);
+    expect(named).toEqual([]);
+  });
+
+  it("no file but processSingleton's own keeps state on globalThis under the lab's names", () => {
+    const touching = repositoryCode().filter((file) => readFileSync(file, "utf8").includes(processSingletonPrefix));
+    expect(touching.map(relative)).toEqual(["lib/core/process-singleton.ts"]);
   });
 });

@@ -1,18 +1,20 @@
 /**
  * `npm run screenshots` (after `npm run build`): starts the built app on a fresh database of its own, stages
  * a double click under `lease`, `none` and `transaction` in Chromium, runs two of Learn's experiments, and
- * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures the README shows).
+ * saves each timeline and each card as a PNG into docs/screenshots/ (the pictures of docs/timeline.md and
+ * docs/learn.md, and the README's).
  */
 import { chromium, type Page } from "@playwright/test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { prepareDatabase } from "../db/prepare";
 import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
+import { findSystemChromium } from "./parts/system-parts";
 
 const outputDir = path.resolve(import.meta.dirname, "../docs/screenshots");
 const port = Number(process.env.SCREENSHOTS_APP_PORT ?? 3222);
-const systemChromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => existsSync(candidate));
+const systemChromium = findSystemChromium();
 
 const databaseUrl = await prepareDatabase(databaseFor("screenshots"), { fresh: true });
 // Named as `npm start` names a single instance, so the lanes read "instance 1".

@@ -48,7 +48,8 @@ console.log(`\n\n${strategy}: ${attempts} switch attempts in ${schedules} schedu
 console.table([...answers.entries()].sort().map(([answer, count]) => ({ answer, count })));
 for (const { schedule, checked } of failures) {
   console.log(
-    `FAILED: ${JSON.stringify(schedule)}\n  unexpected: ${JSON.stringify(checked.unexpected)}; leases freed: ${checked.leasesFree}; audit: ${JSON.stringify(checked.violations)}`,
+    `FAILED: ${JSON.stringify(schedule)}\n  unexpected: ${JSON.stringify(checked.unexpected)}; ` +
+      `leases freed: ${checked.leasesFree}; audit: ${JSON.stringify(checked.violations)}`,
   );
 }
 console.log(failures.length === 0 ? "every schedule settled consistent" : `${failures.length} schedules failed`);

@@ -1,10 +1,13 @@
 /**
  * `npm test`: every tier but the full model run, side by side where they do not wait on each other. First the
- * checks (lint, typecheck, unit tests) and the lease tier, which need no build; then the build; then the
- * built app's tiers: integration with a fixed-seed sample of the model checker, then the browser tests.
- * Each line of output is prefixed with its step's name; a failed phase stops the run after its other steps end.
+ * system's programs the tiers need, installed or asked for (scripts/parts/system-parts.ts); then the checks
+ * (lint, typecheck, unit tests, what each package packs) and the lease tier, which need no build; then the
+ * build; then the built app's tiers: integration with a fixed-seed sample of the model checker, then the
+ * browser tests. Each line of output is prefixed with its step's name; a failed phase stops the run after its
+ * other steps end.
  */
 import { spawn } from "node:child_process";
+import { ensureSystemParts } from "./parts/system-parts";
 
 interface Step {
   name: string;
@@ -14,7 +17,8 @@ interface Step {
   env?: Record<string, string>;
 }
 
-// About 50 schedules, rich and quick (some with one instance behind PgBouncer), and the `none` control; the fixed seed draws the same ones every run.
+// About 50 schedules, rich and quick (some with one instance behind PgBouncer), and the `none` control; the fixed seed
+// draws the same ones every run.
 const modelSample = { MODEL_SEED: "1815", MODEL_RUNS: "12", MODEL_QUICK_RUNS: "28", MODEL_POOLED_RUNS: "10" };
 const modelReplay = `${Object.entries(modelSample)
   .map(([name, value]) => `${name}=${value}`)
@@ -26,6 +30,8 @@ const phases: Step[][] = [
     { name: "typecheck", script: "typecheck" },
     { name: "unit", script: "test:unit" },
     { name: "lease", script: "test:lease" },
+    // Each package of the repository (npm workspaces) builds and packs exactly what its README lists.
+    { name: "packages", script: "check:packages" },
   ],
   [{ name: "build", script: "build" }],
   // One after the other: each runs its files side by side already, and both at once load the machine enough
@@ -65,6 +71,12 @@ function run(step: Step): Promise<{ step: Step; ok: boolean; took: string }> {
   return new Promise((resolve) =>
     child.on("close", (code) => resolve({ step, ok: code === 0, took: seconds(started) })),
   );
+}
+
+const missingParts = ensureSystemParts();
+if (missingParts) {
+  console.error(missingParts);
+  process.exit(1);
 }
 
 const started = performance.now();

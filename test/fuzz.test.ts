@@ -1,5 +1,7 @@
 import fc from "fast-check";
-import { beforeAll, expect, inject, it } from "vitest";
+import { sql } from "kysely";
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { createDb } from "../db/connection";
 import { defaultLabSettings, labSettingsPatchSchema } from "../lib/lab/settings-schema";
 import { allowedMethods, apiRouteMethods } from "../lib/web/api-routes";
 import { appClient, rawRequest, type AppClient } from "./harness/http-client";
@@ -15,6 +17,8 @@ let ada: AppClient;
 const adaValue = "<ada>";
 const adaCookie = `lab_session=${adaValue}`;
 let adaSessionValue: string;
+const { db } = createDb(inject("databaseUrl"), 1);
+afterAll(() => db.destroy());
 
 beforeAll(async () => {
   await app.reset();
@@ -28,14 +32,15 @@ beforeAll(async () => {
   adaSessionValue = signIn.headers.getSetCookie()[0]!.split(";")[0]!.slice("lab_session=".length);
 });
 
-/** Everything a bad request could have changed: users, leases, settings, provider state and its log. */
+/** Everything a bad request could have changed: users, leases, settings, provider state and its log, saved runs. */
 async function observableState() {
-  const [adaView, settings, provider] = await Promise.all([
+  const [adaView, settings, provider, runs] = await Promise.all([
     ada.get("/api/users/ada"),
     app.get("/api/lab"),
     app.provider(),
+    sql<{ saved: string }>`SELECT count(*) AS saved FROM experiment_runs`.execute(db),
   ]);
-  return { ada: adaView.body, settings: settings.body, provider };
+  return { ada: adaView.body, settings: settings.body, provider, savedRuns: runs.rows[0]!.saved };
 }
 
 interface BadRequest {
@@ -305,6 +310,82 @@ const tooLarge = fc
     chunked,
   }));
 
+// JSON nested past the bound of a run file (64 arrays and objects) up to 32,000 deep (64 KB of brackets, under
+// the body limit): in the open parts of a run file (its observed facts, a history entry's value, an identity's
+// own fields), and in a field of every other JSON endpoint. Serialised again, 5,000 levels overflowed the stack.
+const nestedJson = (depth: number, shape: "array" | "object") =>
+  shape === "array" ? `${"[".repeat(depth)}0${"]".repeat(depth)}` : `${'{"a":'.repeat(depth)}0${"}".repeat(depth)}`;
+const at = "2026-12-01T00:00:00.000Z";
+const operationId = "00000000-0000-4000-8000-000000000001";
+/**
+ * Run files that import as they are, with `"<deep>"` where the nested JSON goes, `slot` deep in the file (the
+ * file itself is one level).
+ */
+const runFiles = [
+  { slot: 2, part: { observed: { facts: "<deep>" } } },
+  {
+    slot: 4,
+    part: {
+      history: [{ process: 0, type: "invoke", f: "switch", value: { to: "<deep>" }, at, operationId, label: "a" }],
+    },
+  },
+  {
+    slot: 7,
+    part: {
+      snapshots: [
+        {
+          at,
+          accounts: [{ user_id: "u", identities: [{ provider: "github", user_id: "1", profile: "<deep>" }] }],
+          localPrimaryIdentityId: null,
+          lease: null,
+          audit: null,
+        },
+      ],
+    },
+  },
+].map(({ slot, part }) => ({
+  slot,
+  file: {
+    experimentId: "f4-race-to-acquire",
+    startedAt: at,
+    endedAt: at,
+    verdict: "as-expected",
+    explanation: "",
+    steps: [],
+    variants: [],
+    lanes: [],
+    history: [],
+    snapshots: [],
+    observed: {},
+    ...part,
+  },
+}));
+/** `file` with JSON nested `depth` deep in place of `"<deep>"`. */
+const nestedIn = (file: object, depth: number, shape: "array" | "object" = "array") =>
+  JSON.stringify(file).replace('"<deep>"', nestedJson(depth, shape));
+const tooDeep = fc
+  .tuple(
+    fc.oneof(
+      fc.constantFrom(...runFiles).map(({ file }) => ({ method: "POST", path: "/api/lab/runs", file })),
+      fc.constantFrom(...validBodies).map(({ method, path, body }) => ({
+        method,
+        path,
+        file: Object.fromEntries(
+          Object.entries(body).map(([key, value], index) => [key, index === 0 ? "<deep>" : value]),
+        ),
+      })),
+    ),
+    fc.integer({ min: 65, max: 32_000 }),
+    fc.constantFrom("array" as const, "object" as const),
+  )
+  .map(([{ method, path, file }, depth, shape]): BadRequest => ({
+    method,
+    path,
+    headers: { Cookie: adaCookie, ...json },
+    // An object level takes 6 bytes: 12,000 of them fill 64 KB.
+    body: nestedIn(file, shape === "object" ? Math.min(depth, 10_000) : depth, shape),
+  }));
+
 const badRequest = fc.oneof(
   badPath,
   badUserId,
@@ -318,6 +399,7 @@ const badRequest = fc.oneof(
   crossSite,
   wrongMethod,
   tooLarge,
+  tooDeep,
 );
 
 /** fetch refuses to send TRACE (the fetch standard forbids it): node:http sends it. */
@@ -355,3 +437,25 @@ it("1,200 generated bad requests across every endpoint: all 4xx, none 5xx, and n
   );
   expect(await observableState()).toEqual(before);
 }, 120_000);
+
+it("a run file nests at most 64 deep: 64 imports, 65 and 5,000 are 400s naming the body, and save nothing", async () => {
+  // The whole file 64 deep: each slot's JSON fills the levels left under it.
+  for (const { slot, file } of runFiles) {
+    const imported = await app.post("/api/lab/runs", JSON.parse(nestedIn(file, 64 - slot)));
+    expect(imported.status, JSON.stringify(imported.body)).toBe(201);
+  }
+  const before = await observableState();
+  for (const { slot, file } of runFiles)
+    for (const depth of [65 - slot, 5_000]) {
+      const refused = await fetch(`${appUrl}/api/lab/runs`, {
+        method: "POST",
+        headers: json,
+        body: nestedIn(file, depth),
+      });
+      expect(refused.status).toBe(400);
+      expect((await refused.json()).errors).toEqual([
+        { field: "body", message: "must nest arrays and objects at most 64 deep" },
+      ]);
+    }
+  expect(await observableState()).toEqual(before);
+});

@@ -26,12 +26,17 @@ describe("model check: concurrent switches on two instances with a misbehaving p
     expect(result.failed).toBe(true);
   }, 600_000);
 
-  it("under `lease` with the save's condition removed, a switch paused before its save overwrites the next holder: a violation", async () => {
-    const result = await fc.check(unfencedSaveProperty(pair), {
-      seed: modelSeed,
-      numRuns: modelRuns.unfencedSave,
-      endOnFailure: true,
-    });
-    expect(result.failed).toBe(true);
-  }, 600_000);
+  it(
+    "under `lease` with the save's condition removed, a switch paused before its save overwrites the " +
+      "next holder: a violation",
+    async () => {
+      const result = await fc.check(unfencedSaveProperty(pair), {
+        seed: modelSeed,
+        numRuns: modelRuns.unfencedSave,
+        endOnFailure: true,
+      });
+      expect(result.failed).toBe(true);
+    },
+    600_000,
+  );
 });

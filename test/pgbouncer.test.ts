@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb, databaseTimeouts } from "../db/connection";
 import { startPgBouncer, type RunningPgBouncer } from "../scripts/parts/pgbouncer";
-import { identityActionLease } from "../lib/switch/identity-action-lease";
+import { identityActionLease } from "../lib/switch/lease-guard";
 import { startApp, type RunningApp } from "./harness/app-server";
 import { openEventStream } from "./harness/event-stream";
 import { appClient, type AppClient } from "./harness/http-client";
@@ -144,29 +144,36 @@ describe("through PgBouncer in transaction mode", () => {
     }
   });
 
-  it("q5-advisory-or-lease through it: counts the app's connections, not the pooler's, says what the pooler changes, and holds (twice: a run leaves the next one a free lock)", async () => {
-    for (const attempt of [1, 2]) {
-      const run = await pooled.post("/api/lab/experiments/q5-advisory-or-lease/run");
-      expect(run.status).toBe(200);
-      expect(run.body.verdict, `run ${attempt}: ${run.body.explanation}`).toBe("as-expected");
-      const { observed } = run.body;
-      expect(observed.throughTransactionPooler).toBe(true);
-      // The lease holds nothing during the calls: none of the app's connections, no lock a pooler kept.
-      expect(observed.lease.connectionsHeldDuringCalls).toEqual({
-        poolInUse: 0,
-        pinnedConnections: 0,
-        idleInTransaction: 0,
-        advisoryLocks: 0,
-      });
-      expect(observed.advisory.connectionsHeldDuringCalls).toMatchObject({ idleInTransaction: 1, advisoryLocks: 1 });
-      expect(observed.sessionAdvisory.connectionsHeldDuringCalls).toMatchObject({ poolInUse: 0, pinnedConnections: 1 });
-      for (const variant of [observed.advisory, observed.sessionAdvisory, observed.lease])
-        expect(variant.droppedDuringTheCall).toBe(true);
-      expect(run.body.explanation).toMatch(/goes through a transaction pooler/);
-      // Its second session-advisory switch's lock stayed on a server connection: ended before the lease's variant.
-      expect(observed.lease.leftoverLocksEnded).toBe(1);
-      // And the run before it (the pooler card's, then this one's first) left none behind.
-      expect(observed.advisory.leftoverLocksEnded).toBe(0);
-    }
-  });
+  it(
+    "q5-advisory-or-lease through it: counts the app's connections, not the pooler's, says " +
+      "what the pooler changes, and holds (twice: a run leaves the next one a free lock)",
+    async () => {
+      for (const attempt of [1, 2]) {
+        const run = await pooled.post("/api/lab/experiments/q5-advisory-or-lease/run");
+        expect(run.status).toBe(200);
+        expect(run.body.verdict, `run ${attempt}: ${run.body.explanation}`).toBe("as-expected");
+        const { observed } = run.body;
+        expect(observed.throughTransactionPooler).toBe(true);
+        // The lease holds nothing during the calls: none of the app's connections, no lock a pooler kept.
+        expect(observed.lease.connectionsHeldDuringCalls).toEqual({
+          poolInUse: 0,
+          pinnedConnections: 0,
+          idleInTransaction: 0,
+          advisoryLocks: 0,
+        });
+        expect(observed.advisory.connectionsHeldDuringCalls).toMatchObject({ idleInTransaction: 1, advisoryLocks: 1 });
+        expect(observed.sessionAdvisory.connectionsHeldDuringCalls).toMatchObject({
+          poolInUse: 0,
+          pinnedConnections: 1,
+        });
+        for (const variant of [observed.advisory, observed.sessionAdvisory, observed.lease])
+          expect(variant.droppedDuringTheCall).toBe(true);
+        expect(run.body.explanation).toMatch(/goes through a transaction pooler/);
+        // Its second session-advisory switch's lock stayed on a server connection: ended before the lease's variant.
+        expect(observed.lease.leftoverLocksEnded).toBe(1);
+        // And the run before it (the pooler card's, then this one's first) left none behind.
+        expect(observed.advisory.leftoverLocksEnded).toBe(0);
+      }
+    },
+  );
 });

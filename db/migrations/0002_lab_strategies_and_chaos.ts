@@ -6,9 +6,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // What the simulated provider did to a call beyond its status (network-error, timeout, applied-late, …).
   await sql`ALTER TABLE idp.calls ADD COLUMN outcome text NULL`.execute(db);
   // The seeded random source's position, shared by every app instance so that a run is repeatable.
-  await sql`CREATE TABLE idp.random_state (id boolean PRIMARY KEY DEFAULT true CHECK (id), seed integer NULL, draws bigint NOT NULL)`.execute(
-    db,
-  );
+  await sql`
+    CREATE TABLE idp.random_state (
+      id boolean PRIMARY KEY DEFAULT true CHECK (id),
+      seed integer NULL,
+      draws bigint NOT NULL
+    )`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

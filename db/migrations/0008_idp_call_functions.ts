@@ -119,7 +119,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`DROP FUNCTION idp.link_account, idp.unlink_identity, idp.get_account, idp.is_linked_under, idp.require_account, idp.check_fence, idp.identities_of, idp.refuse`.execute(
-    db,
-  );
+  await sql`
+    DROP FUNCTION idp.link_account, idp.unlink_identity, idp.get_account, idp.is_linked_under, idp.require_account,
+                  idp.check_fence, idp.identities_of, idp.refuse`.execute(db);
 }

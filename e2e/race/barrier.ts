@@ -12,8 +12,12 @@ export interface HeldRequest {
   request: Request;
   /** performance.now() when the route caught it. */
   heldAt: number;
-  /** performance.now() when it was let go; unset while held. */
+  /** performance.now() when it was let go (by the kit's own sending: when its last byte was written); unset while held. */
   releasedAt?: number;
+  /** Sent by the kit itself: settles once the page has its answer. */
+  delivered?: Promise<void>;
+  /** Sent by the kit itself and failed: why (the page's request fails too). */
+  sendFailure?: string;
 }
 
 /**
@@ -58,10 +62,15 @@ export class Barrier {
     }
   }
 
+  /** Closes the barrier: later matching requests go out unheld. Answers the held ones, in actor order. */
+  open(): HeldRequest[] {
+    this.opened = true;
+    return this.heldRequests();
+  }
+
   /** Lets every held request go in the given order; answers the actors in the order they were let go. */
   async release(order: Release): Promise<number[]> {
-    this.opened = true;
-    const actors = [...this.held.keys()].sort((a, b) => a - b);
+    const actors = this.open().map((held) => held.actor);
     const sent: number[] = [];
     const letGo = async (actor: number) => {
       const held = this.held.get(actor)!;

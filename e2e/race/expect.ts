@@ -1,4 +1,4 @@
-import type { RaceResult } from "./race";
+import type { RaceResult } from "./race.js";
 
 /** Every answer is one of `allowed`, and none is a 5xx or missing. */
 export function expectOnlyAnswers(race: RaceResult, allowed: number[]): void {

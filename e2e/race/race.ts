@@ -7,8 +7,10 @@ import {
   type Request,
   type Route,
 } from "@playwright/test";
-import { Barrier, type HeldRequest, type Release } from "./barrier";
-import { describeRace, describeRelease } from "./story";
+import { Barrier, type HeldRequest, type Release } from "./barrier.js";
+import { sendInOneFlight, type Send } from "./flight.js";
+import { arrivalSpread, browserSendTimes, spreadOf, type ArrivalTime, type Spread } from "./spread.js";
+import { describeRace, describeRelease } from "./story.js";
 
 export interface RaceOptions {
   /** How many actors race (2 or more). */
@@ -31,6 +33,16 @@ export interface RaceOptions {
   hold: string | RegExp | ((request: Request) => boolean);
   /** The order held requests go out in once all are held. Default: together. */
   release?: Release;
+  /**
+   * Who sends the held requests: `browser` (the default), or the kit itself, `last-byte` (HTTP/1.1) or
+   * `single-packet` (HTTP/2), each page then handed its answer. The kit's own sending takes `release: "together"`.
+   */
+  send?: Send;
+  /**
+   * The times the server saw this race's requests arrive, by its own clock, read once every answer is in
+   * (a log, a timeline): the story and `spread` report how far apart they were.
+   */
+  arrivals?: () => Promise<readonly ArrivalTime[]>;
   /** How long to wait for every actor's request before failing. Default 10 s. */
   barrierTimeoutMs?: number;
 }
@@ -55,6 +67,9 @@ export interface RaceAnswer {
 export interface RaceResult {
   mode: "contexts" | "tabs";
   release: Release;
+  send: Send;
+  /** How close together the requests went out, and arrived when the server reports it. */
+  spread: Spread;
   hold: string;
   /** Actor i's page, to read what it shows. */
   pages: Page[];
@@ -75,20 +90,36 @@ export type Race = (options: RaceOptions) => Promise<RaceResult>;
  * recorded with the test's when `use.trace` is on). Combine with your own fixtures by `mergeTests`.
  */
 export const test = base.extend<{ race: Race }>({
-  race: async ({ browser }, use) => {
+  race: async ({ browser, ignoreHTTPSErrors }, use) => {
     const contexts: BrowserContext[] = [];
-    await use((options) => runRace(browser, contexts, options));
+    await use((options) =>
+      runRace(browser, contexts, {
+        ...options,
+        ignoreHTTPSErrors: options.contextOptions?.ignoreHTTPSErrors ?? ignoreHTTPSErrors,
+      }),
+    );
     await Promise.all(contexts.map((context) => context.close()));
   },
 });
 
-async function runRace(browser: Browser, contexts: BrowserContext[], options: RaceOptions): Promise<RaceResult> {
+/** The race's options with what the fixture adds: whether the kit's own connections take any certificate. */
+type RunOptions = RaceOptions & { ignoreHTTPSErrors: boolean };
+
+const sends: readonly Send[] = ["browser", "last-byte", "single-packet"];
+
+async function runRace(browser: Browser, contexts: BrowserContext[], options: RunOptions): Promise<RaceResult> {
   const { actors, act, hold } = options;
   const mode = options.mode ?? "contexts";
   const release = options.release ?? "together";
+  const send = options.send ?? "browser";
   if (!Number.isInteger(actors) || actors < 2) throw new Error(`race: actors must be an integer of 2 or more`);
   if (typeof release === "object" && release.staggerMs.length !== actors)
     throw new Error(`race: staggerMs needs one delay per actor (${actors}), got ${release.staggerMs.length}`);
+  if (!sends.includes(send)) throw new Error(`race: send must be one of ${sends.join(", ")}; got ${String(send)}`);
+  if (send !== "browser" && release !== "together")
+    throw new Error(
+      `race: send "${send}" sends every request at once: it takes release "together", not ${describeRelease(release)}`,
+    );
 
   const pages = await base.step(`race: open ${actors} actors (${mode})`, async () => {
     const shared = mode === "tabs" ? await newContext(browser, contexts, options) : undefined;
@@ -112,30 +143,53 @@ async function runRace(browser: Browser, contexts: BrowserContext[], options: Ra
   // An act that fails after the barrier gave up must not surface later as an unhandled rejection.
   void Promise.allSettled(acts);
   let releaseOrder: number[] = [];
+  let flight: { flightMs: number; acknowledged: number } | null;
   let openedAt = performance.now();
+  const record = { mode, release, send, hold: holdText, extra: barrier.extra };
   try {
     await base.step(`race: hold ${holdText} until all ${actors} are in`, () =>
       Promise.race([barrier.whenFull(options.barrierTimeoutMs ?? 10_000), Promise.all(acts).then(() => never)]),
     );
     openedAt = performance.now();
-    releaseOrder = await base.step(`race: release ${describeRelease(release)}`, () => barrier.release(release));
+    ({ releaseOrder, flight } = await letGo(barrier, send, release, options));
   } catch (error) {
     await barrier.abortHeld();
     const partial = barrier.heldRequests().map((held) => unanswered(held, openedAt));
-    const story = describeRace({ mode, release, hold: holdText, answers: partial, releaseOrder, extra: barrier.extra });
+    const story = describeRace({ ...record, releaseOrder, answers: partial });
     throw new Error(`race: ${(error as Error).message}\n${missing(actors, partial)}${story}`, { cause: error });
   }
 
+  const held = barrier.heldRequests();
   const answers = await base.step("race: wait for every answer", () =>
-    Promise.all(barrier.heldRequests().map((held) => answerOf(held, openedAt))),
+    Promise.all(held.map((each) => answerOf(each, openedAt))),
   );
   await Promise.all(pages.map((page, actor) => page.unroute(pattern, handlers[actor])));
   await Promise.all(acts);
 
+  const spread: Spread = {
+    sendMs: flight ? flight.flightMs : spreadOf(browserSendTimes(held.map((each) => each.request))),
+    acknowledged: flight?.acknowledged ?? null,
+    ...(options.arrivals ? arrivalSpread(await options.arrivals()) : { arrivalMs: null, arrivals: 0 }),
+  };
   const extraRequests = Object.fromEntries(barrier.extra);
-  const story = describeRace({ mode, release, hold: holdText, answers, releaseOrder, extra: barrier.extra });
+  const story = describeRace({ ...record, releaseOrder, answers, spread });
   await base.info().attach("race", { body: story, contentType: "text/plain" });
-  return { mode, release, hold: holdText, pages, answers, releaseOrder, extraRequests, story };
+  return { mode, release, send, spread, hold: holdText, pages, answers, releaseOrder, extraRequests, story };
+}
+
+/**
+ * Lets the held requests go: the browser sends them, in the release's order; or the kit sends them itself, in
+ * one flight (then `flight`: how long writing every final byte took, and how many requests the server had
+ * acknowledged before).
+ */
+async function letGo(barrier: Barrier, send: Send, release: Release, options: RunOptions) {
+  if (send === "browser") {
+    const releaseOrder = await base.step(`race: release ${describeRelease(release)}`, () => barrier.release(release));
+    return { releaseOrder, flight: null };
+  }
+  const held = barrier.open();
+  const flight = await base.step(`race: send ${send}`, () => sendInOneFlight(held, send, options));
+  return { releaseOrder: held.map((each) => each.actor), flight };
 }
 
 /** Lets `Promise.race` keep waiting for the barrier when every act ended: only the barrier decides. */
@@ -148,13 +202,14 @@ async function newContext(browser: Browser, contexts: BrowserContext[], options:
 }
 
 async function answerOf(held: HeldRequest, openedAt: number): Promise<RaceAnswer> {
+  await held.delivered;
   const response = await held.request.response();
   const text = response ? await response.text().catch(() => "") : "";
   return {
     ...unanswered(held, openedAt),
     status: response?.status() ?? 0,
     body: parsed(text),
-    failure: response ? undefined : (held.request.failure()?.errorText ?? "no answer"),
+    failure: response ? undefined : (held.sendFailure ?? held.request.failure()?.errorText ?? "no answer"),
     answeredAtMs: performance.now() - openedAt,
     durationMs: performance.now() - (held.releasedAt ?? openedAt),
   };

@@ -1,24 +1,30 @@
 import { test } from "@playwright/test";
 import path from "node:path";
-import type { Release } from "./barrier";
-import type { RaceAnswer } from "./race";
+import type { Release } from "./barrier.js";
+import type { Send } from "./flight.js";
+import type { RaceAnswer } from "./race.js";
+import { describeSpread, type Spread } from "./spread.js";
 
 export interface RaceRecord {
   mode: "contexts" | "tabs";
   release: Release;
+  send: Send;
+  /** Unknown when the race failed before every answer was in. */
+  spread?: Spread;
   hold: string;
   answers: RaceAnswer[];
   releaseOrder: number[];
   extra: ReadonlyMap<number, number>;
 }
 
-/** A race in words: who got what, in which order the requests went out, and where the trace is. */
+/** A race in words: who got what, in which order and how close together the requests went, and where the trace is. */
 export function describeRace(race: RaceRecord): string {
   const where = race.mode === "tabs" ? "as tabs of one browser context" : "each in its own browser context";
   const order = race.releaseOrder.length > 0 ? race.releaseOrder.map((actor) => `actor ${actor}`).join(", ") : "none";
   return [
     `race of ${race.answers.length} held requests, ${where}, holding ${race.hold}`,
     `released ${describeRelease(race.release)}; order let go: ${order}`,
+    ...(race.spread ? [describeSpread(race.send, race.spread, race.answers.length)] : []),
     ...race.answers.map(describeAnswer),
     ...[...race.extra].map(([actor, count]) => `  actor ${actor} sent ${count} more matching request(s), not held`),
     tracePointer(),

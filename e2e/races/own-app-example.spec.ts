@@ -1,6 +1,6 @@
-// The README's worked example ("Test your own app for double submits"): keep the two in step.
+// The worked example of e2e/races/README.md ("Test your own app for double submits"): keep the two in step.
 import { expect } from "@playwright/test";
-import { expectEffects, expectOneWinner, test } from "../race";
+import { expectEffects, expectOneWinner, test } from "@lease-lock-lab/race";
 
 test("two devices of one user switch at the same moment: one wins, the other is refused", async ({ race, request }) => {
   await request.post("/api/lab/reset");

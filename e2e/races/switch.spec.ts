@@ -14,7 +14,7 @@ import {
   type Race,
   type RaceResult,
   type Release,
-} from "../race";
+} from "@lease-lock-lab/race";
 import {
   adaSwitchers,
   auditOf,

@@ -1,7 +1,7 @@
 /** The lab as its race tests see it: who switches what, and what the provider and the audit say happened. */
 import { expect, type APIRequestContext, type Page } from "@playwright/test";
 import { readLab } from "../lab";
-import type { RaceResult } from "../race";
+import type { RaceResult } from "@lease-lock-lab/race";
 
 export interface Switcher {
   userId: string;

@@ -1,6 +1,20 @@
 /** The port the simulated provider listens on under `npm run dev` and `npm start`. */
 const providerPort = Number(process.env.IDP_PORT ?? 4010);
 
+/**
+ * The product's switch as it runs unless told otherwise: the one place these numbers are written. Anything
+ * else that configures a switch starts from them, so that leaving it out changes nothing a switch does.
+ */
+export const switchDefaults = {
+  leaseTtlMs: 10_000,
+  /** The provider's limit: a write it has not applied this long after it arrived is never applied. */
+  providerApplyLimitMs: 10_000,
+  /** Whether the provider refuses a write whose fencing token is older than one it has seen. */
+  providerEnforcesFencing: false,
+  /** How long a half-done switch stays quiet before the reconciler settles it. */
+  reconcileAfterMs: 3_000,
+};
+
 /** Process-level configuration, read from the environment once. */
 export const config = {
   /** The app's pool: PostgreSQL itself, or a pooler in front of it. */
@@ -25,18 +39,14 @@ export const config = {
   /** The simulated provider answers provider calls unless the app talks to a real one. */
   simulateProvider: process.env.SIMULATE_PROVIDER !== "false",
   poolSize: Number(process.env.DB_POOL_SIZE ?? 4),
-  /**
-   * The product's switch (lib/switch/service.ts), as it runs with the lab off: the lease with its safeguards.
-   * The defaults are the lab's and its simulated provider's (lib/switch/service.test.ts checks that they agree).
-   */
+  /** The product's switch as this process runs it: each default, unless its environment variable says otherwise. */
   switch: {
-    leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 10_000),
-    /** The provider's limit: a write it has not applied this long after it arrived is never applied. */
-    providerApplyLimitMs: Number(process.env.PROVIDER_APPLY_LIMIT_MS ?? 10_000),
-    /** Whether the provider refuses a write whose fencing token is older than one it has seen. */
-    providerEnforcesFencing: process.env.PROVIDER_ENFORCES_FENCING === "true",
-    /** How long a half-done switch stays quiet before the reconciler settles it. */
-    reconcileAfterMs: Number(process.env.RECONCILE_AFTER_MS ?? 3_000),
+    leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? switchDefaults.leaseTtlMs),
+    providerApplyLimitMs: Number(process.env.PROVIDER_APPLY_LIMIT_MS ?? switchDefaults.providerApplyLimitMs),
+    providerEnforcesFencing: process.env.PROVIDER_ENFORCES_FENCING
+      ? process.env.PROVIDER_ENFORCES_FENCING === "true"
+      : switchDefaults.providerEnforcesFencing,
+    reconcileAfterMs: Number(process.env.RECONCILE_AFTER_MS ?? switchDefaults.reconcileAfterMs),
   },
   /** The redis-server of the `redis` strategy (`--redis`); empty: none. */
   redisUrl: process.env.REDIS_URL ?? "",

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "./config";
+import { processSingleton } from "./process-singleton";
 
 interface AppDatabase {
   db: Kysely<Database>;
@@ -11,11 +12,9 @@ interface AppDatabase {
   poolWatch?: PoolWatch;
 }
 
-// One pool per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
-const holder = globalThis as typeof globalThis & { __leaseLockLabDb?: AppDatabase };
-
+/** The process's one pool, opened at the first use. */
 export function appDatabase(): AppDatabase {
-  if (!holder.__leaseLockLabDb) {
+  return processSingleton("Db", () => {
     if (!config.databaseUrl)
       throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
     const database = createDb(config.databaseUrl, config.poolSize, { namedStatements: !config.transactionPooler });
@@ -23,9 +22,8 @@ export function appDatabase(): AppDatabase {
     database.pool.on("release", () => {
       if (database.pool.totalCount > database.pool.options.max) setImmediate(() => void closeSurplus(database.pool));
     });
-    holder.__leaseLockLabDb = database;
-  }
-  return holder.__leaseLockLabDb;
+    return database;
+  });
 }
 
 export const appDb = (): Kysely<Database> => appDatabase().db;

@@ -8,6 +8,7 @@ import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
 import { config } from "./config";
+import { processSingleton } from "./process-singleton";
 
 export interface Subscriber {
   onMessage(payload: string): void;
@@ -21,16 +22,17 @@ interface Listener {
   client: pg.Client | null;
   connecting: boolean;
   retryDelayMs: number;
+  /** The last query sent on the connection: the next waits for it (see send). */
+  lastSent: Promise<unknown>;
 }
 
-// One listener per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
-const holder = globalThis as typeof globalThis & { __leaseLockLabListener?: Listener };
-const listener = (holder.__leaseLockLabListener ??= {
+const listener = processSingleton<Listener>("Listener", () => ({
   subscribers: new Map(),
   client: null,
   connecting: false,
   retryDelayMs: 0,
-});
+  lastSent: Promise.resolve(),
+}));
 
 const firstRetryDelayMs = 500;
 const maxRetryDelayMs = 10_000;
@@ -54,7 +56,7 @@ export function subscribe(channel: string, subscriber: Subscriber): () => void {
     subscribers.delete(subscriber);
     if (subscribers.size > 0) return;
     listener.subscribers.delete(channel);
-    listener.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
+    if (listener.client) send(listener.client, `UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
   };
 }
 
@@ -104,8 +106,18 @@ async function connect(): Promise<void> {
   }
 }
 
-async function listen(client: pg.Client, channel: string): Promise<void> {
-  await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+function listen(client: pg.Client, channel: string): Promise<void> {
+  return send(client, `LISTEN ${pg.escapeIdentifier(channel)}`);
+}
+
+/**
+ * Sends `statement` once every query sent before it has answered: subscribers come and go at any moment, and
+ * pg deprecates a query sent on a client while another runs (pg 9 will refuse it).
+ */
+function send(client: pg.Client, statement: string): Promise<void> {
+  const sent = listener.lastSent.then(() => client.query(statement)).then(() => {});
+  listener.lastSent = sent.catch(() => {});
+  return sent;
 }
 
 /** The connection failed or dropped: close it and try again, backing off while the database stays away. */

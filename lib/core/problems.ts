@@ -6,10 +6,52 @@ import { isDatabaseUnavailable } from "./db-errors";
 
 const problemTypeBase = "https://lease-lock-lab.dev/problems";
 
+/** Every problem's slug, the last part of its `type`: the one list of them. */
+export const problemSlugs = [
+  "validation",
+  "not-signed-in",
+  "forbidden",
+  "user-not-found",
+  "identity-not-linked",
+  "operation-in-progress",
+  "stale-write",
+  "provider-failed",
+  "provider-deadline",
+  "lab-disabled",
+  "lease-lost",
+  "fenced",
+  "idempotency-key-reused",
+  "recovery-failed",
+  "unsupported-media-type",
+  "method-not-allowed",
+  "not-found",
+  "payload-too-large",
+  "csrf",
+  "database-unavailable",
+  "operation-crashed",
+  "experiment-running",
+  "experiment-not-found",
+  "run-not-found",
+  "peer-not-found",
+  "peer-unreachable",
+  "redis-unavailable",
+  "part-not-running",
+  "internal",
+  "replayed",
+] as const;
+
+export type ProblemSlug = (typeof problemSlugs)[number];
+
+/** The slug of a problem's `type` (a URL of ours), or null for any other text. */
+export function problemSlug(type: string | null | undefined): ProblemSlug | null {
+  const slug = type?.startsWith(`${problemTypeBase}/`) ? type.slice(problemTypeBase.length + 1) : null;
+  return problemSlugs.find((known) => known === slug) ?? null;
+}
+
 export class Problem extends Error {
   constructor(
     readonly status: number,
-    readonly slug: string,
+    readonly slug: ProblemSlug,
     readonly title: string,
     readonly detail: string,
     readonly extensions: Record<string, unknown> = {},

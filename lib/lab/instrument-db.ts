@@ -14,16 +14,16 @@ import type { Kysely } from "kysely";
 import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
+import { processSingleton } from "../core/process-singleton";
 
 /** How the instruments' sessions are named in `pg_stat_activity`. */
 const instrumentsApplicationName = "lab:instruments";
 
-const holder = globalThis as typeof globalThis & { __leaseLockLabInstrumentDb?: Kysely<Database> };
-
 export function instrumentDb(): Kysely<Database> {
-  holder.__leaseLockLabInstrumentDb ??= createDb(config.directDatabaseUrl, 3, {
-    synchronousCommit: false,
-    applicationName: instrumentsApplicationName,
-  }).db;
-  return holder.__leaseLockLabInstrumentDb;
+  return processSingleton(
+    "InstrumentDb",
+    () =>
+      createDb(config.directDatabaseUrl, 3, { synchronousCommit: false, applicationName: instrumentsApplicationName })
+        .db,
+  );
 }

@@ -16,6 +16,7 @@ import { instanceId } from "./instance";
 import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
 import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
+import { publishLane } from "./stream";
 
 /**
  * Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now;
@@ -40,6 +41,14 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   version = 0;
   private openAcquire: EndPhase | null = null;
   private openRelease: EndPhase | null = null;
+  /**
+   * Shown only once the request may act for its user (its session is this user's): a lease checks that in the
+   * acquiring statement, so a request refused there for its session never appears on anyone's timeline.
+   */
+  private admitted = false;
+  private requestWritten = false;
+  /** The switch's save released the lease in its own statement: the release is drawn right after the save. */
+  private releasedWithSave = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -63,6 +72,13 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
 
   get operationId(): string {
     return this.lane.operationId;
+  }
+
+  /** The request may act for its user: from now on its changes are shown. */
+  admit(): void {
+    if (this.admitted) return;
+    this.admitted = true;
+    this.changed();
   }
 
   /** The operation's id, once the switch has one (an idempotent request learns it late); the first wins. */
@@ -101,12 +117,14 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     const acquire = this.openAcquire;
     switch (event.kind) {
       case "acquired": {
+        this.admit();
         const expiresAt = event.lease.expiresAt.toISOString();
         this.lane.lease = { acquiredAt: dbNow(), expiresAt, releasedAt: null, fence: String(event.lease.fence) };
         acquire?.("won", `1 row: won, fence ${event.lease.fence}, expires at ${clockTime(expiresAt)}`);
         return;
       }
       case "refused":
+        this.admit();
         return this.refused(event.heldUntil, acquire ?? undefined);
       case "renewed":
       case "kept": {
@@ -119,7 +137,9 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       case "lost":
         return this.mark("renew", "lost", `0 rows: the lease is no longer mine, stopped before ${event.beforeStep}`);
       case "released":
-        if (this.lane.lease) this.lane.lease = { ...this.lane.lease, releasedAt: dbNow() };
+        // Released by the save's own statement: drawn, and dated, once the save has answered.
+        if (this.saving()) return void (this.releasedWithSave = true);
+        this.noteReleased();
         if (this.openRelease) this.openRelease("released", "1 row: released");
         else this.mark("release", "released", "1 row: released (background retry)");
         return;
@@ -146,9 +166,19 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     this.openAcquire = this.start("acquire");
   }
 
-  /** The body of the guarded section ended: the lease is released (or kept) next. */
+  /** The body of the guarded section ended: the lease is released (or kept) next, unless its save did. */
   releasing(): void {
-    this.openRelease = this.start("release");
+    if (!this.releasedWithSave) return void (this.openRelease = this.start("release"));
+    this.mark("release", "released", "1 row: released by the save's own statement");
+    this.noteReleased(this.lane.phases.at(-1)!.startedAt);
+  }
+
+  private noteReleased(at = dbNow()): void {
+    if (this.lane.lease) this.lane.lease = { ...this.lane.lease, releasedAt: at };
+  }
+
+  private saving(): boolean {
+    return this.lane.phases.some((phase) => phase.name === "save" && phase.endedAt === null);
   }
 
   /** A lease that expired unreleased was taken over: the acquisition says so. */
@@ -163,8 +193,13 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     this.changed();
   }
 
-  /** The request's answer; whatever is still open ends with it. Waits until the lane is written. */
+  /**
+   * The request's answer; whatever is still open ends with it. Waits until the lane is written, as whoever
+   * reads the timeline after the answer expects to find it. A request refused for its session (401, 403) was
+   * no switch of this user's: it has no lane.
+   */
   async answer(status: number, problemType: string | null): Promise<void> {
+    if (status === 401 || status === 403) return;
     this.bind(randomUUID());
     const answeredAt = dbNow();
     for (const phase of this.lane.phases.filter((each) => each.endedAt === null)) {
@@ -172,6 +207,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       phase.outcome ??= "unfinished";
     }
     Object.assign(this.lane, { answeredAt, status, problemType });
+    this.admit();
     this.changed();
     await laneWriter.written(this);
   }
@@ -202,11 +238,18 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       .catch((error: unknown) => console.error("[timeline] could not record the refusal:", error));
   }
 
-  /** A lane without an operation id yet is not written: its row needs one. */
+  /**
+   * A change: shown on this instance's live stream at once. A lane without an operation id yet is not shown:
+   * its row needs one. Its row is written at the answer (`answer`); without a lease, also as the request
+   * starts; and again for what comes after the answer (a release retried in the background).
+   */
   private changed(): void {
-    if (!this.lane.operationId) return;
+    if (!this.lane.operationId || !this.admitted) return;
     this.version++;
-    laneWriter.changed(this);
+    publishLane(structuredClone(this.lane));
+    const starts = this.lane.strategy !== "lease" && !this.requestWritten;
+    if (starts || this.lane.answeredAt !== null) laneWriter.request(this);
+    this.requestWritten ||= starts;
   }
 
   row(): LaneRow {

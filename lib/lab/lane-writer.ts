@@ -1,18 +1,19 @@
 /**
- * Writes the lanes that changed to `operation_lanes`, all of them in one statement, through the lab's own
- * pool: recording never waits for the app's pool nor slows the operation down. Each row written notifies
- * every instance (a trigger), which is what feeds the stream.
+ * Writes lanes to `operation_lanes` through the lab's own pool: recording never waits for the app's pool.
+ * A lane is written when its request is answered, once; a request whose strategy has neither lease nor
+ * journal to bound it is written when it starts as well, since the audit reads its unanswered requests from
+ * the table. Between the two, its changes reach this instance's live stream from memory (lib/lab/stream.ts);
+ * each row written notifies every instance (a trigger), which is how the others hear of it.
  *
  * The writer is a small state machine, one per process:
  *
- *   idle ──change──▶ gathering ──window over, or an answer waits──▶ writing ──done──▶ idle
- *                        ▲                                             │
- *                        └──────── changes were made meanwhile ◀───────┘ (or straight to writing, if an
+ *   idle ──lane due──▶ gathering ──window over, or an answer waits──▶ writing ──done──▶ idle
+ *                         ▲                                             │
+ *                         └──────── lanes were due meanwhile ◀──────────┘ (or straight to writing, if an
  *                                                                          answer waits for one of them)
  *
- * Why: a switch makes ten phase changes in a second and 64 switches may run at once. Gathering for a
- * frame turns them into a few statements; at most one statement in flight keeps the rows' order (a later
- * version never overtaken by an earlier one). A request's answer does not wait for the window.
+ * Why: 64 switches may answer at once. Gathering for a frame turns their rows into a few statements; at most
+ * one statement in flight keeps the rows' order (a later version never overtaken by an earlier one).
  */
 import type { Insertable } from "kysely";
 import type { OperationLanesTable } from "../../db/schema";
@@ -28,7 +29,7 @@ export interface RecordedLane {
   row(): LaneRow;
 }
 
-/** How long changes gather before the lanes that changed are written: the live view's frame, 40 a second. */
+/** How long due lanes gather before they are written, when no answer waits: the live view's frame. */
 const laneWriteEveryMs = 25;
 
 type WriterState = { kind: "idle" } | { kind: "gathering"; due: ReturnType<typeof setTimeout> } | { kind: "writing" };
@@ -42,18 +43,19 @@ interface Progress {
 
 class LaneWriter {
   private state: WriterState = { kind: "idle" };
-  private readonly dirty = new Set<RecordedLane>();
+  private readonly due = new Set<RecordedLane>();
   private readonly progress = new WeakMap<RecordedLane, Progress>();
 
-  /** The lane changed: it is written in the next window. */
-  changed(lane: RecordedLane): void {
-    this.dirty.add(lane);
+  /** The lane's row is due (its request started, under a strategy the audit reads lanes for): next window. */
+  request(lane: RecordedLane): void {
+    this.due.add(lane);
     if (this.state.kind === "idle") this.gather();
-    // gathering: the window already set covers it; writing: it stays dirty for the next statement.
+    // gathering: the window already set covers it; writing: it stays due for the next statement.
   }
 
-  /** Until the write of the lane's latest change has ended (a failed write is logged, not retried). */
+  /** Writes the lane as it is now, and resolves once that write has ended (a failed write is logged). */
   written(lane: RecordedLane): Promise<void> {
+    this.due.add(lane);
     const progress = this.progressOf(lane);
     if (progress.attempted >= lane.version) return Promise.resolve();
     const done = new Promise<void>((resolve) => progress.waiters.push({ version: lane.version, resolve }));
@@ -70,12 +72,12 @@ class LaneWriter {
 
   private async write(): Promise<void> {
     if (this.state.kind === "gathering") clearTimeout(this.state.due);
-    if (this.dirty.size === 0) {
+    if (this.due.size === 0) {
       this.state = { kind: "idle" };
       return;
     }
-    const batch = [...this.dirty].map((lane) => ({ lane, version: lane.version }));
-    this.dirty.clear();
+    const batch = [...this.due].map((lane) => ({ lane, version: lane.version }));
+    this.due.clear();
     this.state = { kind: "writing" };
     // One row per operation (an upsert may not touch a row twice): the last recorder's, if two shared one.
     const rows = new Map(batch.map(({ lane }) => [lane.operationId, lane.row()]));
@@ -88,17 +90,19 @@ class LaneWriter {
         progress.failureLogged = true;
       }
     }
-    for (const { lane, version } of batch) {
-      const progress = this.progressOf(lane);
-      progress.attempted = Math.max(progress.attempted, version);
-      // Waiters wait for the version of their time: versions only grow, so the due ones come first.
-      while (progress.waiters[0] && progress.waiters[0].version <= progress.attempted)
-        progress.waiters.shift()!.resolve();
-    }
+    for (const { lane, version } of batch) this.attempted(lane, version);
     this.state = { kind: "idle" };
-    // Changes made meanwhile: at once if an answer waits for one of them, else in the next window.
-    if ([...this.dirty].some((lane) => this.progressOf(lane).waiters.length > 0)) void this.write();
-    else if (this.dirty.size > 0) this.gather();
+    // Lanes due meanwhile: at once if an answer waits for one of them, else in the next window.
+    if ([...this.due].some((lane) => this.progressOf(lane).waiters.length > 0)) void this.write();
+    else if (this.due.size > 0) this.gather();
+  }
+
+  /** Waiters wait for the version of their time: versions only grow, so the due ones come first. */
+  private attempted(lane: RecordedLane, version: number): void {
+    const progress = this.progressOf(lane);
+    progress.attempted = Math.max(progress.attempted, version);
+    while (progress.waiters[0] && progress.waiters[0].version <= progress.attempted)
+      progress.waiters.shift()!.resolve();
   }
 
   private progressOf(lane: RecordedLane): Progress {

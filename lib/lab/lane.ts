@@ -3,6 +3,7 @@
  * draws them): a switch request's phases, its lease, and what each phase's outcome means. Pure: no
  * database, no Node, no React, so the page can import it whole.
  */
+import { problemSlug } from "../core/problems";
 
 export const phaseNames = [
   "waiting",
@@ -135,7 +136,7 @@ export const releasedInTime = (lease: LaneLease): boolean => leaseEnd(lease) < m
 export function answerWords(lane: Lane): string {
   if (lane.status === null) return "running";
   if (lane.status === 200) return "200";
-  const problem = lane.problemType?.split("/").at(-1);
+  const problem = problemSlug(lane.problemType);
   return `${lane.status}${problem ? ` ${problem}` : ""}`;
 }
 

@@ -41,7 +41,8 @@ export class PartsNotRunning extends Problem {
       409,
       "part-not-running",
       "A part this experiment needs is not running",
-      `${experimentId} needs ${missing.join(" and ")}, which this app instance does not run with: start the lab with ${startCommand(missing)}.`,
+      `${experimentId} needs ${missing.join(" and ")}, which this app instance does not run with: ` +
+        `start the lab with ${startCommand(missing)}.`,
       { needs: missing },
     );
   }

@@ -1,11 +1,12 @@
 /**
  * Starting, finding and stopping the simulated provider's process (provider-process.ts). The project runs
  * it as it runs its database: `npm run dev` and `npm start` reuse the one that answers on IDP_PORT when it
- * keeps its state in the same database, start one that outlives them when none does, and refuse a port
+ * keeps its state in the same database, start one that outlives them when none does (recorded in
+ * `.lab/provider.json`, so that `npm run provider:stop` stops only this checkout's), and refuse a port
  * another program holds. Tests start one of their own per database, on any free port, that ends with them.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync } from "node:fs";
+import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -14,6 +15,15 @@ import { databaseOf, providerService, type ProviderHealth } from "../provider-si
 const root = path.resolve(import.meta.dirname, "../..");
 const entry = path.join(root, "lib", "lab", "provider-process.ts");
 const command = [process.execPath, "--import", "tsx", entry] as const;
+/** This checkout's `.lab/`: the record of the provider it started, and that provider's log. */
+const checkoutLab = path.join(root, ".lab");
+
+/** The provider a checkout started: which process, on which port, for which database. */
+export interface ProviderRecord {
+  pid: number;
+  port: number;
+  database: string;
+}
 
 /** What the provider's process prints, followed by its base URL, once it answers. */
 export const readyLine = "[provider] listening on";
@@ -32,9 +42,10 @@ export async function probeProvider(baseUrl: string): Promise<ProviderHealth | "
 
 /**
  * For `npm run dev` and `npm start`: the base URL of the provider on `port` for `databaseUrl`, started (as a
- * process that outlives this one, its output in `.lab/provider.log`) when nobody answers there.
+ * process that outlives this one, its output in `<lab>/provider.log`, recorded in `<lab>/provider.json`) when
+ * nobody answers there. `lab` is the checkout's `.lab/` (a test names another).
  */
-export async function ensureProvider(databaseUrl: string, port: number): Promise<string> {
+export async function ensureProvider(databaseUrl: string, port: number, lab = checkoutLab): Promise<string> {
   const baseUrl = `http://127.0.0.1:${port}`;
   const database = databaseOf(databaseUrl);
   const found = await probeProvider(baseUrl);
@@ -47,8 +58,8 @@ export async function ensureProvider(databaseUrl: string, port: number): Promise
         "stop it with `npm run provider:stop`, or set IDP_PORT to another port",
     );
   }
-  const logFile = path.join(root, ".lab", "provider.log");
-  mkdirSync(path.dirname(logFile), { recursive: true });
+  const logFile = path.join(lab, "provider.log");
+  mkdirSync(lab, { recursive: true });
   const log = openSync(logFile, "a");
   const child = spawn(command[0], command.slice(1), {
     cwd: root,
@@ -59,21 +70,44 @@ export async function ensureProvider(databaseUrl: string, port: number): Promise
   child.unref();
   for (let waited = 0; waited < 30_000; waited += 200) {
     const health = await probeProvider(baseUrl);
-    if (typeof health === "object" && health.database === database) return baseUrl;
+    if (typeof health === "object" && health.database === database) {
+      const record: ProviderRecord = { pid: health.pid, port, database };
+      writeFileSync(recordFile(lab), `${JSON.stringify(record)}\n`);
+      return baseUrl;
+    }
     if (child.exitCode !== null) break;
     await sleep(200);
   }
   throw new Error(`the provider did not start on port ${port}; see ${logFile}`);
 }
 
-/** `npm run provider:stop`: stops the provider answering on `port`, if it is the lab's. */
-export async function stopProvider(port: number): Promise<boolean> {
-  const baseUrl = `http://127.0.0.1:${port}`;
+/**
+ * `npm run provider:stop`: stops the provider this checkout started (`ensureProvider`'s record in `lab`),
+ * if it still answers where it was started, and answers its record; null when none of this checkout's runs.
+ * A provider that another checkout started is never stopped, whatever port it answers on.
+ */
+export async function stopProvider(lab = checkoutLab): Promise<ProviderRecord | null> {
+  const record = readRecord(lab);
+  if (!record) return null;
+  const baseUrl = `http://127.0.0.1:${record.port}`;
   const found = await probeProvider(baseUrl);
-  if (typeof found !== "object") return false;
-  process.kill(found.pid, "SIGTERM");
-  while ((await probeProvider(baseUrl)) !== "nobody") await sleep(100);
-  return true;
+  const isRecorded = typeof found === "object" && found.pid === record.pid && found.database === record.database;
+  if (isRecorded) {
+    process.kill(record.pid, "SIGTERM");
+    while ((await probeProvider(baseUrl)) !== "nobody") await sleep(100);
+  }
+  rmSync(recordFile(lab), { force: true });
+  return isRecorded ? record : null;
+}
+
+const recordFile = (lab: string) => path.join(lab, "provider.json");
+
+function readRecord(lab: string): ProviderRecord | null {
+  try {
+    return JSON.parse(readFileSync(recordFile(lab), "utf8")) as ProviderRecord;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -9,9 +9,9 @@ import type { IdentityProviderClient } from "../provider/client";
 import type { ReconcilePolicy } from "../switch/reconciler";
 import { settleLeftovers } from "../switch/switch-primary";
 import { labSettings } from "./settings-snapshot";
-import { leaseGuardFor } from "./strategies";
+import { labLeaseGuard } from "./strategies";
 import { answerOf, startRecording } from "./lane-recorder";
-import { recordedGuard, recordingProvider } from "./recorded";
+import { recordedGuard, recordingProvider } from "./interceptors/recorded";
 
 export async function labReconcilePolicy(
   db: Kysely<Database>,
@@ -25,7 +25,7 @@ export async function labReconcilePolicy(
     providerFences: settings.provider.enforceFencing,
     async settle(userId) {
       const recorder = await startRecording({ userId, toIdentityId: null, strategy: "lease" });
-      const guard = recordedGuard(leaseGuardFor(settings, undefined, recorder), recorder, true);
+      const guard = recordedGuard(labLeaseGuard(settings, { recorder }), recorder, true);
       try {
         await settleLeftovers(db, recordingProvider(provider, recorder), guard, userId);
         await recorder.answer(200, null);

@@ -8,15 +8,15 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { config } from "../core/config";
+import { processSingleton } from "../core/process-singleton";
 import { Problem } from "../core/problems";
-
-const holder = globalThis as typeof globalThis & { __leaseLockLabRedis?: Redis };
 
 /** One client per process, reconnecting on its own; commands fail at once while it is not connected. */
 export function redisClient(): Redis | null {
-  if (!config.redisUrl) return null;
-  if (!holder.__leaseLockLabRedis) {
-    const client = new Redis(config.redisUrl, {
+  const { redisUrl } = config;
+  if (!redisUrl) return null;
+  return processSingleton("Redis", () => {
+    const client = new Redis(redisUrl, {
       lazyConnect: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
@@ -25,9 +25,8 @@ export function redisClient(): Redis | null {
     });
     // Reconnection is the client's job; an error event without a listener would crash the process.
     client.on("error", () => undefined);
-    holder.__leaseLockLabRedis = client;
-  }
-  return holder.__leaseLockLabRedis;
+    return client;
+  });
 }
 
 export class RedisUnavailable extends Problem {

@@ -1,9 +1,10 @@
-/** The rename as the app runs it: the lab's settings decide whether the entity save maps the lock columns. */
+/** The rename as the lab runs it: the settings decide whether its entity maps the lock columns (the wrong save). */
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
-import { renameUser, type RenameRequest } from "../switch/rename";
-import type { UserView } from "../switch/users";
+import { renameUser, userName, type RenameRequest } from "../switch/rename";
+import { mappedEntity } from "./interceptors/mapped-entity";
+import type { UserView } from "../switch/user-view";
 import { labSettings } from "./settings-snapshot";
 
 export async function rename(
@@ -12,8 +13,7 @@ export async function rename(
   request: RenameRequest,
 ): Promise<UserView> {
   const settings = await labSettings(db);
-  return renameUser(db, provider, request, {
-    lockColumnMapped: settings.lockColumnMapped,
-    timeoutMs: settings.leaseTtlMs,
-  });
+  return settings.lockColumnMapped
+    ? renameUser(db, provider, request, settings.leaseTtlMs, mappedEntity)
+    : renameUser(db, provider, request, settings.leaseTtlMs, userName);
 }

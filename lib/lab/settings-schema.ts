@@ -9,6 +9,7 @@ import {
   providerBounds,
   providerSettingsSchema,
 } from "../provider-sim/chaos-settings";
+import { switchDefaults } from "../core/config";
 
 export const strategies = [
   "lease",
@@ -94,14 +95,18 @@ export const labSettingsPatchSchema = deepPartial(labSettingsSchema);
 
 export const defaultLabSettings: LabSettings = {
   strategy: "lease",
-  leaseTtlMs: 10_000,
+  leaseTtlMs: switchDefaults.leaseTtlMs,
   clientGuard: false,
   poolSize: 4,
   leaseSafeguards: true,
   lockColumnMapped: false,
-  reconcileAfterMs: 3_000,
+  reconcileAfterMs: switchDefaults.reconcileAfterMs,
   faults: { stall: null, releaseFailures: 0, crash: null, unfencedSave: false, slowRenewalMs: 0 },
-  provider: defaultProviderSettings,
+  provider: {
+    ...defaultProviderSettings,
+    applyLimitMs: switchDefaults.providerApplyLimitMs,
+    enforceFencing: switchDefaults.providerEnforcesFencing,
+  },
 };
 
 /** A zod schema accepting any part of `schema`: object fields become optional, all the way down. */

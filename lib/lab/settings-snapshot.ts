@@ -15,6 +15,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import { notify, subscribe } from "../core/notifications";
+import { processSingleton } from "../core/process-singleton";
 import { defaultLabSettings, type LabSettings } from "./settings-schema";
 import { announcementFrom, labSettingsChannel, readLabSettings, type Announcement } from "./settings-store";
 
@@ -29,15 +30,13 @@ interface Heard {
   connection: number;
 }
 
-// One per process, whichever bundle evaluates this module.
-const holder = globalThis as typeof globalThis & { __leaseLockLabHeardSettings?: Heard };
-const heard = (holder.__leaseLockLabHeardSettings ??= {
+const heard = processSingleton<Heard>("HeardSettings", () => ({
   settings: null,
   revision: -1n,
   taken: 0,
   listening: false,
   connection: 0,
-});
+}));
 
 /** The settings in force: as heard while listening, otherwise read; with the lab switched off, the defaults. */
 export async function labSettings(db: Kysely<Database>): Promise<LabSettings> {
@@ -127,7 +126,9 @@ async function catchUp(
     onNewer(heard.settings ?? settings);
     if (hears) return;
     console.error(
-      `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms (LISTEN through a transaction pooler, or the pool drained?): the settings are read per use, and the probe is sent again in ${probeAgainMs / 1000} s`,
+      `[lab] a notification sent through this process's pool was not heard within ${probeWaitMs} ms ` +
+        "(LISTEN through a transaction pooler, or the pool drained?): the settings are read per use, " +
+        `and the probe is sent again in ${probeAgainMs / 1000} s`,
     );
   } catch (error) {
     if (heard.connection !== connection) return;

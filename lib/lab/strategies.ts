@@ -7,48 +7,78 @@ import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
+import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
-import { Deadline } from "../lease";
-import { textbookTimeoutMs } from "../lease/testing";
-import type { JournalStep } from "../../db/schema";
-import type { SwitchFaultHooks } from "../switch/lease-guard";
+import { Deadline, withLease } from "../lease";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
+import { identityActionLease } from "../switch/lease-guard";
+import { switchJournal } from "../switch/journal";
 import { leaseGuard } from "../switch/lease-guard";
 import { readVersion, savePrimary } from "../switch/users";
-import { labFaultHooks } from "./faults";
+import { faultyLock, PlayedProcess } from "./interceptors/faulty-lock";
+import { recordingLease } from "./interceptors/recorded";
+import { withStepFaults } from "./interceptors/step-faults";
+import { textbookJournal, textbookLease, textbookTimeoutMs } from "./interceptors/textbook-lease";
+import { separateRelease } from "./interceptors/separate-release";
+import { unfencedSaves } from "./interceptors/unfenced-saves";
 import { acquireRedisLock, redisLockKey, releaseRedisLock } from "./redis-lock";
 import type { LabSettings, Strategy } from "./settings-schema";
 import type { OperationRecorder, PhaseRecorder } from "./lane-recorder";
 
 /**
- * The guard the settings ask for, with the lab's faults wired into the lease's hooks; with a recorder,
- * the waits and the lease's events become phases of the operation's timeline lane.
+ * The guard the settings ask for, with the lab's faults wrapped around it (lib/lab/interceptors/); with a
+ * recorder, the waits and the lease's events become phases of the operation's timeline lane. `process` is
+ * the one the operation runs in, shared with whatever else plays its death (crash-during-call.ts).
  */
-export function guardFor(db: Kysely<Database>, settings: LabSettings, recorder?: OperationRecorder): Guard {
+export function guardFor(
+  db: Kysely<Database>,
+  settings: LabSettings,
+  recorder?: OperationRecorder,
+  process = new PlayedProcess(),
+): Guard {
   const timeoutMs = settings.leaseTtlMs;
+  const withFaults = (guard: Guard) => withStepFaults(guard, { db, settings, process, recorder });
   const guards: Record<Strategy, () => Guard> = {
-    lease: () => leaseGuardFor(settings, labFaultHooks(db, settings, recorder), recorder),
+    lease: () => withFaults(labLeaseGuard(settings, { recorder, process })),
     none: () => noGuard(timeoutMs),
     transaction: () => transactionGuard(timeoutMs, recorder),
     advisory: () => advisoryGuard(timeoutMs, recorder),
     optimistic: () => optimisticGuard(timeoutMs),
     "session-advisory": () => sessionAdvisoryGuard(timeoutMs),
     "in-process": () => inProcessGuard(timeoutMs),
-    redis: () => redisGuard(timeoutMs, labFaultHooks(db, settings, recorder), recorder),
+    redis: () => withFaults(redisGuard(timeoutMs, recorder)),
   };
   return guards[settings.strategy]();
 }
 
-/** The product's lease as the settings configure it. */
-export const leaseGuardFor = (settings: LabSettings, hooks?: SwitchFaultHooks, recorder?: OperationRecorder): Guard =>
-  leaseGuard({
-    ttlMs: settings.leaseTtlMs,
-    safeguards: settings.leaseSafeguards,
-    applyLimitMs: settings.provider.applyLimitMs,
-    providerFences: settings.provider.enforceFencing,
-    hooks,
-    onEvent: recorder && ((event) => recorder.leaseEvent(event)),
-  });
+/**
+ * The product's lease guard as the settings configure it: with the safeguards, on `withLease`; without them,
+ * on the textbook lease. The lab's lease faults wrap its lock, its wrong saves wrap its journal, and the
+ * lane hears its events.
+ */
+export function labLeaseGuard(
+  settings: LabSettings,
+  { recorder, process = new PlayedProcess() }: { recorder?: OperationRecorder; process?: PlayedProcess } = {},
+): Guard {
+  const { releaseFailures, slowRenewalMs, unfencedSave, stall } = settings.faults;
+  const runUnderLease = settings.leaseSafeguards ? withLease : textbookLease;
+  const leased = settings.leaseSafeguards ? switchJournal : textbookJournal;
+  const wronglySaved = unfencedSave ? unfencedSaves(leased) : leased;
+  // Faults that act between the save and the release need the release sent on its own.
+  const journal = releaseFailures > 0 || stall?.at === "saved" ? separateRelease(wronglySaved) : wronglySaved;
+  return leaseGuard(
+    {
+      ttlMs: settings.leaseTtlMs,
+      applyLimitMs: settings.provider.applyLimitMs,
+      providerFences: settings.provider.enforceFencing,
+    },
+    {
+      lock: faultyLock(identityActionLease, { releaseFailures, slowRenewalMs }, process),
+      runUnderLease: recorder ? recordingLease(runUnderLease, recorder) : runUnderLease,
+      journal,
+    },
+  );
+}
 
 /**
  * Runs `body` in a transaction, the waits for its pooled connection and for `lock` recorded as `waiting`:
@@ -201,8 +231,7 @@ const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
 /** One process's memory of the switches running per user: the tail of each user's promise chain. */
 export type ProcessMemory = Map<string, Promise<unknown>>;
 
-const processHolder = globalThis as typeof globalThis & { __leaseLockLabInProcess?: ProcessMemory };
-const thisProcess = (processHolder.__leaseLockLabInProcess ??= new Map());
+const thisProcess = processSingleton<ProcessMemory>("InProcess", () => new Map());
 
 /**
  * A mutex in the server's memory: each user's switches queue on a promise chain. Correct in one process;
@@ -222,20 +251,13 @@ export const inProcessGuard = (timeoutMs: number, memory: ProcessMemory = thisPr
   },
 });
 
-/** The checkpoint before the provider write that follows each step: where the lab's pause fault strikes. */
-const checkpointAfterStep: Partial<Record<JournalStep, string>> = {
-  acquired: "unlink",
-  unlinked: "link",
-  linked: "save",
-};
-
 /**
  * A Redis lock (lib/lab/redis-lock.ts) as teams write it: `SET NX PX` with the TTL, the work, the
  * token-checked release. The TTL is Redis's to keep: the holder never looks at it again, so its calls are
  * bounded by a client timeout of their own, and a holder paused past the TTL carries on (the lab's pause
- * fault strikes at the same checkpoints as the lease's). No fence: the provider gets no token to refuse.
+ * fault strikes after the same steps as the lease's). No fence: the provider gets no token to refuse.
  */
-const redisGuard = (ttlMs: number, hooks: SwitchFaultHooks, recorder?: PhaseRecorder): Guard => ({
+const redisGuard = (ttlMs: number, recorder?: PhaseRecorder): Guard => ({
   async run({ db, userId }, body) {
     const key = redisLockKey(userId);
     const acquiring = recorder?.start("acquire", `SET ${key} token NX PX ${ttlMs}`);
@@ -250,15 +272,7 @@ const redisGuard = (ttlMs: number, hooks: SwitchFaultHooks, recorder?: PhaseReco
     }
     acquiring?.("won");
     try {
-      return await withDeadline(textbookTimeoutMs, (deadline) =>
-        body({
-          ...section(db, userId, deadline),
-          async reached(step) {
-            const next = checkpointAfterStep[step];
-            if (next) await hooks.atCheckpoint?.(next);
-          },
-        }),
-      );
+      return await withDeadline(textbookTimeoutMs, (deadline) => body(section(db, userId, deadline)));
     } finally {
       const releasing = recorder?.start("release", "the token-checked script");
       const released = await releaseRedisLock(key, acquisition.token).catch(() => false);

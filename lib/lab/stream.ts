@@ -10,13 +10,14 @@ import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { onPoolChange, poolStats } from "../core/db";
 import { notify, subscribe } from "../core/notifications";
+import { processSingleton } from "../core/process-singleton";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
 import { labSettings } from "./settings-snapshot";
 import { announcementFrom, labSettingsChannel } from "./settings-store";
 import { instanceId } from "./instance";
 import type { Lane } from "./lane";
-import { readLane, readTimeline } from "./timeline";
+import { readLanes, readTimeline } from "./timeline";
 
 export interface StreamMessage {
   id: string;
@@ -45,8 +46,7 @@ const keptMessages = 2_000;
 /** How far back a snapshot's lanes reach. */
 const snapshotSinceMs = 10 * 60_000;
 
-const holder = globalThis as typeof globalThis & { __leaseLockLabStream?: Hub };
-const hub = (holder.__leaseLockLabStream ??= {
+const hub = processSingleton<Hub>("Stream", () => ({
   boot: randomUUID().slice(0, 8),
   counter: 0,
   kept: [],
@@ -57,7 +57,7 @@ const hub = (holder.__leaseLockLabStream ??= {
   auditRunning: false,
   auditAgain: false,
   settledCheck: null,
-});
+}));
 
 /** Tells every instance's clients to read everything again (after a lab reset). */
 export const announceReset = (db: Kysely<Database>): Promise<void> =>
@@ -117,15 +117,39 @@ function sendPoolIfChanged(): void {
   publish("pool", pool);
 }
 
+/**
+ * A lane of this instance, as it changes: its clients see it at once, from memory. Other instances hear of
+ * it when its row is written (lane-writer.ts).
+ */
+export function publishLane(lane: Lane): void {
+  if (!hub.started) return;
+  publish("operation", lane);
+  // A request that starts, moves or answers changes whether the user has settled.
+  auditSoon();
+}
+
+/** Another instance's lanes announced meanwhile, read together once a frame has passed. */
+const announced = new Set<string>();
+let announcedDue: ReturnType<typeof setTimeout> | null = null;
+const announcedGatherMs = 25;
+
+async function readAnnounced(): Promise<void> {
+  announcedDue = null;
+  const operationIds = [...announced];
+  announced.clear();
+  for (const lane of await readLanes(instrumentDb(), operationIds)) publishLane(lane);
+}
+
 async function onNotification(payload: string): Promise<void> {
-  const message = JSON.parse(payload) as { kind: string; data?: unknown; operationId?: string };
+  const message = JSON.parse(payload) as { kind: string; data?: unknown; operationId?: string; instance?: string };
   if (message.kind === "operation") {
-    // A lane too long for a notification comes as its id alone.
-    const lane = (message.data as Lane | undefined) ?? (await readLane(instrumentDb(), message.operationId!));
-    if (!lane) return;
-    publish("operation", lane);
-    // A request that starts, moves or answers changes whether the user has settled.
-    auditSoon();
+    // This instance's own lanes were shown as they changed; others' are read only for clients to see.
+    if (message.instance === instanceId || hub.clients.size === 0) return;
+    announced.add(message.operationId!);
+    announcedDue ??= setTimeout(
+      () => void readAnnounced().catch((error: unknown) => console.error("[stream] lanes not read:", error)),
+      announcedGatherMs,
+    );
     return;
   }
   publish(message.kind, message.data ?? {});

@@ -34,8 +34,10 @@ export async function readTimeline(
   return rows[0]!;
 }
 
-export async function readLane(db: Kysely<Database>, operationId: string): Promise<Lane | null> {
+/** The lanes of these operations, as they are written now (one statement for a batch of announcements). */
+export async function readLanes(db: Kysely<Database>, operationIds: string[]): Promise<Lane[]> {
   const { rows } = await sql<{ lane: Lane }>`
-    SELECT lab_lane_json(l) AS lane FROM operation_lanes l WHERE l.operation_id = ${operationId}::uuid`.execute(db);
-  return rows[0]?.lane ?? null;
+    SELECT lab_lane_json(l) AS lane FROM operation_lanes l
+     WHERE l.operation_id = ANY (${operationIds}::uuid[]) ORDER BY l.requested_at`.execute(db);
+  return rows.map((row) => row.lane);
 }

@@ -19,5 +19,6 @@ export {
   withLease,
   type LeaseEvent,
   type LeaseSection,
+  type RunUnderLease,
   type WithLeaseOptions,
 } from "./with-lease";

@@ -19,9 +19,10 @@ const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5, { namedStat
 afterAll(() => db.destroy());
 
 async function clearLease(userId: string): Promise<void> {
-  await sql`UPDATE users SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL WHERE id = ${userId}`.execute(
-    db,
-  );
+  await sql`
+    UPDATE users
+       SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
+     WHERE id = ${userId}`.execute(db);
 }
 
 /** Moves the lease's expiry into the past, as if its holder had stalled or died that long ago. */
@@ -39,19 +40,23 @@ function held(result: Acquisition): LeaseHandle {
 describe("lease lock on real PostgreSQL", () => {
   beforeEach(() => clearLease("ada"));
 
-  it("lets exactly one of 50 truly concurrent acquirers on separate connections win; every loser learns the winner's expiry in the same statement", async () => {
-    const results = await Promise.all(
-      Array.from({ length: CONTENDERS }, () => identityActionLease.acquire(db, "ada", { ttlMs: 10_000 })),
-    );
-    // The pool opened a connection per contender: the 50 UPDATEs really raced inside PostgreSQL.
-    expect(pool.totalCount).toBeGreaterThanOrEqual(CONTENDERS);
-    const winners = results.filter((result) => result.acquired);
-    expect(winners).toHaveLength(1);
-    const winner = held(winners[0]!);
-    for (const loser of results.filter((result) => !result.acquired)) {
-      expect(loser).toMatchObject({ acquired: false, reason: "held", heldUntil: winner.expiresAt });
-    }
-  });
+  it(
+    "lets exactly one of 50 truly concurrent acquirers on separate connections win; " +
+      "every loser learns the winner's expiry in the same statement",
+    async () => {
+      const results = await Promise.all(
+        Array.from({ length: CONTENDERS }, () => identityActionLease.acquire(db, "ada", { ttlMs: 10_000 })),
+      );
+      // The pool opened a connection per contender: the 50 UPDATEs really raced inside PostgreSQL.
+      expect(pool.totalCount).toBeGreaterThanOrEqual(CONTENDERS);
+      const winners = results.filter((result) => result.acquired);
+      expect(winners).toHaveLength(1);
+      const winner = held(winners[0]!);
+      for (const loser of results.filter((result) => !result.acquired)) {
+        expect(loser).toMatchObject({ acquired: false, reason: "held", heldUntil: winner.expiresAt });
+      }
+    },
+  );
 
   it("stores the expiry the holder chose, on the database clock", async () => {
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
@@ -91,24 +96,28 @@ describe("lease lock on real PostgreSQL", () => {
     });
   });
 
-  it("hands the winner the row as the acquisition left it, typed as a query of it reads it, so the work needs no read of its own", async () => {
-    await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
-    const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
-    const lease = held(acquisition);
-    if (!acquisition.acquired) throw new Error("expected to acquire");
-    const { row } = acquisition;
-    expect(row).toMatchObject({
-      id: "ada",
-      display_name: "Ada L.",
-      identity_action_lock_token: lease.token,
-      identity_action_fence: String(lease.fence),
-      identity_action_locked_until: lease.expiresAt,
-    });
-    expect(row.identity_action_locked_at).toBeInstanceOf(Date);
-    expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
-    await lease.release();
-    await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
-  });
+  it(
+    "hands the winner the row as the acquisition left it, typed as a query of it reads it, " +
+      "so the work needs no read of its own",
+    async () => {
+      await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
+      const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
+      const lease = held(acquisition);
+      if (!acquisition.acquired) throw new Error("expected to acquire");
+      const { row } = acquisition;
+      expect(row).toMatchObject({
+        id: "ada",
+        display_name: "Ada L.",
+        identity_action_lock_token: lease.token,
+        identity_action_fence: String(lease.fence),
+        identity_action_locked_until: lease.expiresAt,
+      });
+      expect(row.identity_action_locked_at).toBeInstanceOf(Date);
+      expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
+      await lease.release();
+      await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
+    },
+  );
 
   it("grows the fence by one at every acquisition", async () => {
     const fences: bigint[] = [];
@@ -136,11 +145,16 @@ describe("lease lock on real PostgreSQL", () => {
     expect(await lease.renew()).toBe(false);
   });
 
-  it("keeps a lease for an outcome still unknown, past the hold cap, only while it is its own", async () => {
+  it("keeps a lease for an outcome still unknown, past the hold cap, until someone else has taken it", async () => {
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, maxHoldMs: 1_000 }));
     expect(await lease.holdFor(5_000)).toBe(true);
     expect(lease.remainingMs).toBeGreaterThan(4_000);
+    // Expired but untaken (a slow process between its last call and the hold): nobody else acted under it.
     await expireLease("ada");
+    expect(await lease.holdFor(5_000)).toBe(true);
+    expect((await identityActionLease.inspect(db, "ada"))!.held).toBe(true);
+    await expireLease("ada");
+    held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
     expect(await lease.holdFor(5_000)).toBe(false);
   });
 
@@ -149,6 +163,58 @@ describe("lease lock on real PostgreSQL", () => {
       acquired: false,
       reason: "not-found",
     });
+  });
+});
+
+describe("what an acquisition sends with it", () => {
+  beforeEach(() => clearLease("ada"));
+
+  it("checks what it requires in its own statement: unmet (free or held) takes nothing, met takes the lease", async () => {
+    const never = sql<boolean>`false`;
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: never })).toEqual({
+      acquired: false,
+      reason: "unmet",
+    });
+    expect((await identityActionLease.inspect(db, "ada"))!.held).toBe(false);
+    const ada = sql<boolean>`EXISTS (SELECT 1 FROM identities WHERE user_id = 'ada')`;
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: ada }));
+    // What is required comes before who holds the lease: a caller without the right learns nothing of it.
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: never })).toEqual({
+      acquired: false,
+      reason: "unmet",
+    });
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: ada })).toMatchObject({
+      reason: "held",
+    });
+    await lease.release();
+  });
+
+  it("returns what its reads found, as JSON rows, to the winner only", async () => {
+    const identities = () =>
+      sql`SELECT id, position FROM identities WHERE user_id = 'ada' AND EXISTS (SELECT 1 FROM acquired) ORDER BY position`;
+    const taken = await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: { identities } });
+    if (!taken.acquired) throw new Error("expected to acquire");
+    expect(taken.also.identities!.map((row) => row.id)).toContain("github|8812");
+    expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: { identities } })).toMatchObject({
+      acquired: false,
+      reason: "held",
+    });
+    await taken.lease.release();
+  });
+
+  it("ends the lease with the holder's last write, in one statement, only while it is its own", async () => {
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    const before = await db.selectFrom("users").select("version").where("id", "=", "ada").executeTakeFirstOrThrow();
+    const written = await lease.releasing({ version: sql<number>`version + 1` }).executeTakeFirst();
+    expect(written.numUpdatedRows).toBe(1n);
+    expect(await identityActionLease.inspect(db, "ada")).toMatchObject({ held: false, token: null });
+    const after = await db.selectFrom("users").select("version").where("id", "=", "ada").executeTakeFirstOrThrow();
+    expect(after.version).toBe(before.version + 1);
+    // Taken over since: the same write changes nothing, and the next holder keeps its lease.
+    const next = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    expect((await lease.releasing({ version: sql<number>`version + 1` }).executeTakeFirst()).numUpdatedRows).toBe(0n);
+    expect((await identityActionLease.inspect(db, "ada"))!.token).toBe(next.token);
+    await next.release();
   });
 });
 

@@ -13,6 +13,7 @@ import {
   type UpdateQueryBuilder,
   type UpdateResult,
 } from "kysely";
+import { interval, leaseHandle, leaseRefs, millisecondsLeft, type LeaseRefs } from "./lease-handle";
 
 /** The columns of `Row` whose selected type is assignable to `Value`: the lock's columns are checked. */
 type ColumnsOfType<Row, Value> = {
@@ -59,6 +60,17 @@ export interface AcquireOptions {
   intent?: StatementRecorder;
   /** Recorded by every statement that moves the expiry (a renewal, a hold), e.g. a bound kept elsewhere. */
   onExtend?: StatementRecorder;
+  /**
+   * What else the acquisition requires, checked in its own statement (e.g. the caller's session, a related
+   * row): while it is false, nobody acquires, and the answer is `{ acquired: false, reason: "unmet" }`.
+   */
+  requires?: RawBuilder<boolean>;
+  /**
+   * Reads sent in the same statement, each a query that may read `acquired`; the winner gets each one's
+   * rows as JSON objects under its name (`also`). A read of rows an earlier holder may have just written
+   * should lock them (`FOR SHARE`), so that it sees their newest committed version, as the holder's does.
+   */
+  also?: Record<string, StatementRecorder>;
 }
 
 /** A held lease. Its methods are closures: they may be passed around without their object. */
@@ -75,7 +87,10 @@ export interface LeaseHandle<DB = unknown, TB extends keyof DB & string = keyof 
   readonly answeredAt: number;
   /** Extends the lease to now + TTL (never past the hold cap); false when it is no longer mine. */
   renew(): Promise<boolean>;
-  /** Keeps the lease at least until `untilMs` from now, past the hold cap; false when it is no longer mine. */
+  /**
+   * Keeps the lease at least until `untilMs` from now, past the hold cap; false when someone else has taken
+   * it since. It also applies to a lease that expired untaken: nobody else can have acted under it.
+   */
   holdFor(untilMs: number): Promise<boolean>;
   /** Whether it is still mine and unexpired. */
   holds(): Promise<boolean>;
@@ -89,6 +104,11 @@ export interface LeaseHandle<DB = unknown, TB extends keyof DB & string = keyof 
   update(values: UpdateObject<DB, TB>): Promise<boolean>;
   /** The same owner-checked UPDATE as a query, to send along with another statement (a CTE). */
   updating(values: UpdateObject<DB, TB>): UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
+  /**
+   * The work's last write and the release in one owner-checked UPDATE, as a query (see `LeaseSection.releaseWith`):
+   * it writes `values` and clears the lease, or, when the lease is no longer mine, changes nothing.
+   */
+  releasing(values: UpdateObject<DB, TB>): UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
   /** True while the lease is mine and unexpired, as a condition for any other statement's WHERE. */
   heldCondition(): RawBuilder<boolean>;
 }
@@ -101,8 +121,12 @@ export type Acquisition<DB = unknown, TB extends keyof DB & string = keyof DB & 
       intentId: string | null;
       /** The protected row as the acquisition left it, read by the same statement and typed as a select of it. */
       row: Selectable<DB[TB]>;
+      /** What each of `also`'s reads returned, as JSON objects. */
+      also: Record<string, Record<string, unknown>[]>;
     }
   | { acquired: false; reason: "held"; heldUntil: Date | null; remainingMs: number }
+  /** The row is free, but what the acquisition `requires` is not so. */
+  | { acquired: false; reason: "unmet" }
   | { acquired: false; reason: "not-found" };
 
 /** The lease as the database sees it, for display and tests. */
@@ -121,10 +145,6 @@ export interface LeaseLock<DB, TB extends keyof DB & string = keyof DB & string>
   inspect(db: Kysely<DB>, rowId: RowId): Promise<LeaseState | null>;
 }
 
-const interval = (ms: number): RawBuilder<unknown> => sql`make_interval(secs => ${ms / 1000})`;
-const millisecondsLeft = (moment: RawBuilder<unknown>): RawBuilder<number> =>
-  sql<number>`greatest(0, extract(epoch FROM (${moment} - clock_timestamp())) * 1000)::float8`;
-
 /** The columns the acquiring statement adds to the row it returns; never the names of a table's own. */
 interface AcquiredMeta {
   lease_lock_token: string | null;
@@ -133,13 +153,11 @@ interface AcquiredMeta {
   lease_lock_until: Date | null;
   lease_lock_held_until: Date | null;
   lease_lock_remaining_ms: number | null;
-  lease_lock_held: boolean;
+  /** The row is there but was not acquired: held, or (with `requires`) what it requires was unmet. */
+  lease_lock_found: boolean;
+  lease_lock_unmet: boolean;
   lease_lock_intent_id: string | null;
-}
-
-interface Extended {
-  until: Date;
-  remaining_ms: number;
+  lease_lock_also: Record<string, Record<string, unknown>[]> | null;
 }
 
 /**
@@ -163,166 +181,108 @@ export function leaseLock<DB, TB extends keyof DB & string>(
   columns: LeaseColumns<DB, TB>,
   options: LeaseLockOptions = {},
 ): LeaseLock<DB, TB> {
-  const table = sql.table(columns.table);
-  const id = sql.ref(columns.id);
-  const lockedAt = sql.ref(columns.lockedAt);
-  const lockedUntil = sql.ref(columns.lockedUntil);
-  const token = sql.ref(columns.token);
-  const fence = sql.ref(columns.fence);
-  /** The marker that names a statement when prepared statements were asked for. */
-  const named = (statement: string): RawBuilder<unknown> =>
-    options.preparedName ? sql.raw(`/* prepared: ${options.preparedName}_${statement} */`) : sql``;
-
-  function handle(
-    db: Kysely<DB>,
-    rowId: RowId,
-    taken: { token: string; fence: bigint; until: Date; remainingMs: number },
-    acquireOptions: AcquireOptions,
-  ): LeaseHandle<DB, TB> {
-    const state = { expiresAt: taken.until, remainingMs: taken.remainingMs, answeredAt: performance.now() };
-    const note = (row: Extended | undefined): boolean => {
-      if (!row) return false;
-      Object.assign(state, { expiresAt: row.until, remainingMs: row.remaining_ms, answeredAt: performance.now() });
-      return true;
-    };
-    const mine = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token} AND ${lockedUntil} > now()`;
-    const cap =
-      acquireOptions.maxHoldMs == null
-        ? sql`'infinity'::timestamptz`
-        : sql`${lockedAt} + ${interval(acquireOptions.maxHoldMs)}`;
-    const recorded = acquireOptions.onExtend ? sql`, recorded AS (${acquireOptions.onExtend()})` : sql``;
-    // Moves the expiry to `until` (never earlier) while the lease is mine, with the caller's record of it.
-    const extend = async (statement: string, until: RawBuilder<unknown>): Promise<boolean> => {
-      const extended = await sql<Extended>`${named(statement)}
-        WITH extended AS (
-          UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${mine}
-          RETURNING ${lockedUntil} AS until
-        )${recorded}
-        SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`.execute(db);
-      return note(extended.rows[0]);
-    };
-    // Kysely cannot type a table chosen by a generic parameter: the builder is typed at this boundary.
-    type AnyTables = Record<string, Record<string, unknown>>;
-    const updating = (values: UpdateObject<DB, TB>) =>
-      (db as unknown as Kysely<AnyTables>)
-        .updateTable(columns.table as string)
-        .set(values as UpdateObject<AnyTables, string>)
-        .where(mine) as unknown as UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
-
-    return {
-      rowId,
-      token: taken.token,
-      fence: taken.fence,
-      get expiresAt() {
-        return state.expiresAt;
-      },
-      get remainingMs() {
-        return state.remainingMs;
-      },
-      get answeredAt() {
-        return state.answeredAt;
-      },
-      // Owner-checked: the token and an unexpired lease, in the WHERE of one UPDATE. The cap is kept by
-      // the database from `locked_at`, so no process, however confused its clock, can hold it longer.
-      renew: () => extend("renew", sql`least(now() + ${interval(acquireOptions.ttlMs)}, ${cap})`),
-      holdFor: (untilMs) => extend("hold", sql`clock_timestamp() + ${interval(untilMs)}`),
-      async holds() {
-        const found = await sql<Extended>`${named("holds")}
-          SELECT ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms FROM ${table} WHERE ${mine}`.execute(
-          db,
-        );
-        return note(found.rows[0]);
-      },
-      async release() {
-        const released = await sql`${named("release")}
-          UPDATE ${table} SET ${lockedAt} = NULL, ${lockedUntil} = NULL, ${token} = NULL
-           WHERE ${id} = ${rowId} AND ${token} = ${taken.token}`.execute(db);
-        return released.numAffectedRows === 1n;
-      },
-      async update(values) {
-        return (await updating(values).executeTakeFirst()).numUpdatedRows === 1n;
-      },
-      updating,
-      heldCondition: () => sql<boolean>`EXISTS (SELECT 1 FROM ${table} WHERE ${mine})`,
-    };
-  }
-
+  const refs = leaseRefs(columns, options);
   return {
     async acquire(db, rowId, acquireOptions) {
-      // One statement answers winner and losers alike. The UPDATE takes the row lock; a concurrent
-      // acquirer waits for it, then re-checks the WHERE against the committed row and matches 0 rows.
-      // A loser then reads the holder's expiry with FOR SHARE, which conflicts with the winner's UPDATE and
-      // so follows the row to its newest committed version (a plain read, or FOR KEY SHARE, which does not
-      // conflict with a non-key UPDATE, would return the statement's older snapshot: no expiry at all).
-      // Losers thus learn when to come back without a second round trip. The winner gets the row as it
-      // left it, each column parsed as a query of it would be, so the work need not read it again.
-      const intent = acquireOptions.intent ? sql`, intent AS (${acquireOptions.intent()})` : sql``;
-      const intentId = acquireOptions.intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`;
-      const taken = await sql<
-        AcquiredMeta & Record<string, unknown>
-      >`${named(acquireOptions.intent ? "acquire_with_intent" : "acquire")}
-        WITH acquired AS (
-          UPDATE ${table}
-             SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(acquireOptions.ttlMs)},
-                 ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
-           WHERE ${id} = ${rowId} AND (${lockedUntil} IS NULL OR ${lockedUntil} < now())
-          RETURNING *, ${fence} AS lease_lock_fence, ${lockedUntil} AS lease_lock_until
-        )${intent},
-        holder AS (
-          SELECT ${lockedUntil} AS until FROM ${table}
-           WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE
-        )
-        SELECT acquired.*, acquired.${token}::text AS lease_lock_token, holder.until AS lease_lock_held_until,
-               ${millisecondsLeft(sql`coalesce(acquired.lease_lock_until, holder.until)`)} AS lease_lock_remaining_ms,
-               EXISTS (SELECT 1 FROM holder) AS lease_lock_held, ${intentId} AS lease_lock_intent_id
-          FROM (VALUES (1)) AS one (lease_lock_one)
-          LEFT JOIN acquired ON true LEFT JOIN holder ON true`.execute(db);
+      const taken = await acquiringStatement(refs, rowId, acquireOptions).execute(db);
       const {
         lease_lock_token: tokenTaken,
         lease_lock_fence: fenceTaken,
         lease_lock_until: until,
         lease_lock_held_until: heldUntil,
         lease_lock_remaining_ms: remainingMs,
-        lease_lock_held: held,
-        lease_lock_intent_id: intentIdTaken,
+        lease_lock_found: found,
+        lease_lock_unmet: unmet,
+        lease_lock_intent_id: intentId,
+        lease_lock_also: also,
         ...row
       } = taken.rows[0]!;
       if (tokenTaken === null || fenceTaken === null || until === null) {
-        return held
-          ? { acquired: false, reason: "held", heldUntil, remainingMs: remainingMs ?? 0 }
-          : { acquired: false, reason: "not-found" };
+        if (!found) return { acquired: false, reason: "not-found" };
+        return unmet
+          ? { acquired: false, reason: "unmet" }
+          : { acquired: false, reason: "held", heldUntil, remainingMs: remainingMs ?? 0 };
       }
-      const lease = handle(
-        db,
-        rowId,
-        { token: tokenTaken, fence: BigInt(fenceTaken), until, remainingMs: remainingMs ?? 0 },
-        acquireOptions,
-      );
-      return { acquired: true, lease, intentId: intentIdTaken, row: row as Selectable<DB[TB]> };
+      const taking = { token: tokenTaken, fence: BigInt(fenceTaken), until, remainingMs: remainingMs ?? 0 };
+      const lease = leaseHandle<DB, TB>(refs, db, rowId, taking, acquireOptions);
+      return { acquired: true, lease, intentId, row: row as Selectable<DB[TB]>, also: also ?? {} };
     },
+    inspect: (db, rowId) => inspectLease(refs, db, rowId),
+  };
+}
 
-    async inspect(db, rowId) {
-      const found = await sql<{
-        locked_at: Date | null;
-        until: Date | null;
-        token: string | null;
-        fence: string;
-        held: boolean;
-        remaining_ms: number;
-      }>`${named("inspect")}
-        SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
-               coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
-          FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
-      const row = found.rows[0];
-      if (!row) return null;
-      return {
-        held: row.held,
-        lockedAt: row.locked_at,
-        expiresAt: row.until,
-        token: row.token,
-        fence: BigInt(row.fence),
-        remainingMs: row.held ? row.remaining_ms : 0,
-      };
-    },
+/**
+ * One statement answers winner and losers alike. The UPDATE takes the row lock; a concurrent acquirer waits
+ * for it, then re-checks the WHERE against the committed row and matches 0 rows. A loser then reads the
+ * holder's expiry with FOR SHARE, which conflicts with the winner's UPDATE and so follows the row to its
+ * newest committed version (a plain read, or FOR KEY SHARE, which does not conflict with a non-key UPDATE,
+ * would return the statement's older snapshot: no expiry at all). Losers thus learn when to come back
+ * without a second round trip. The winner gets the row as it left it, each column parsed as a query of it
+ * would be, so the work need not read it again, and whatever `intent` and `also` sent with it.
+ */
+function acquiringStatement(
+  { table, id, lockedAt, lockedUntil, token, fence, named }: LeaseRefs,
+  rowId: RowId,
+  { ttlMs, intent, requires, also = {} }: AcquireOptions,
+): RawBuilder<AcquiredMeta & Record<string, unknown>> {
+  const required = requires ?? sql<boolean>`true`;
+  const reads = Object.entries(also);
+  for (const [name] of reads) if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`also: "${name}" is no SQL name`);
+  const withIntent = intent ? sql`, intent AS (${intent()})` : sql``;
+  const withReads = sql.join(
+    reads.map(([name, read]) => sql`, ${sql.id(name)} AS (${read()})`),
+    sql``,
+  );
+  const readsJson = reads.length
+    ? sql`json_build_object(${sql.join(
+        reads.map(([name]) => sql`${sql.lit(name)}, (SELECT coalesce(json_agg(r), '[]'::json) FROM ${sql.id(name)} r)`),
+      )})`
+    : sql`NULL::json`;
+  return sql<AcquiredMeta & Record<string, unknown>>`${named(intent ? "acquire_with_intent" : "acquire")}
+    WITH acquired AS (
+      UPDATE ${table}
+         SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(ttlMs)},
+             ${token} = gen_random_uuid(), ${fence} = ${fence} + 1
+       WHERE ${id} = ${rowId} AND (${lockedUntil} IS NULL OR ${lockedUntil} < now()) AND (${required})
+      RETURNING *, ${fence} AS lease_lock_fence, ${lockedUntil} AS lease_lock_until
+    )${withIntent}${withReads},
+    holder AS (
+      SELECT ${lockedUntil} AS until FROM ${table}
+       WHERE ${id} = ${rowId} AND NOT EXISTS (SELECT 1 FROM acquired) FOR SHARE
+    )
+    SELECT acquired.*, acquired.${token}::text AS lease_lock_token, holder.until AS lease_lock_held_until,
+           ${millisecondsLeft(sql`coalesce(acquired.lease_lock_until, holder.until)`)} AS lease_lock_remaining_ms,
+           EXISTS (SELECT 1 FROM holder) AS lease_lock_found, NOT (${required}) AS lease_lock_unmet,
+           ${intent ? sql`(SELECT id::text FROM intent LIMIT 1)` : sql`NULL::text`} AS lease_lock_intent_id,
+           ${readsJson} AS lease_lock_also
+      FROM (VALUES (1)) AS one (lease_lock_one)
+      LEFT JOIN acquired ON true LEFT JOIN holder ON true`;
+}
+
+async function inspectLease<DB>(
+  { table, id, lockedAt, lockedUntil, token, fence, named }: LeaseRefs,
+  db: Kysely<DB>,
+  rowId: RowId,
+): Promise<LeaseState | null> {
+  const found = await sql<{
+    locked_at: Date | null;
+    until: Date | null;
+    token: string | null;
+    fence: string;
+    held: boolean;
+    remaining_ms: number;
+  }>`${named("inspect")}
+    SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
+           coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
+      FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
+  const row = found.rows[0];
+  if (!row) return null;
+  return {
+    held: row.held,
+    lockedAt: row.locked_at,
+    expiresAt: row.until,
+    token: row.token,
+    fence: BigInt(row.fence),
+    remainingMs: row.held ? row.remaining_ms : 0,
   };
 }

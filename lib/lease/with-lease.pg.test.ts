@@ -1,8 +1,7 @@
 import { sql, type Generated } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
-import { leaseLock } from "./lease-lock";
-import { withLeaseForTeaching } from "./testing";
+import { leaseLock, type LeaseLock } from "./lease-lock";
 import { LeaseLostError, LeaseUnavailable, withLease, type LeaseEvent } from "./with-lease";
 
 /** A table that has nothing to do with users: a queue of jobs, each leased by the worker that runs it. */
@@ -53,6 +52,25 @@ afterAll(async () => {
   await db.destroy();
 });
 
+/** `jobLease` whose handles fail their first `count` releases (a database blip), noting each failed attempt. */
+const failingReleases = (count: number, failures: number[]): LeaseLock<JobsDatabase, "lease_demo_jobs"> => ({
+  ...jobLease,
+  async acquire(db, rowId, options) {
+    const taken = await jobLease.acquire(db, rowId, options);
+    if (!taken.acquired) return taken;
+    let attempts = 0;
+    const lease = Object.assign(Object.create(taken.lease), {
+      async release() {
+        attempts += 1;
+        if (attempts > count) return taken.lease.release();
+        failures.push(attempts);
+        throw new Error("injected release failure");
+      },
+    });
+    return { ...taken, lease };
+  },
+});
+
 const runJob = () =>
   db
     .updateTable("lease_demo_jobs")
@@ -86,24 +104,28 @@ describe("withLease on a second table (a job queue)", () => {
     expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false, token: null });
   });
 
-  it("renews the lease while the work runs longer than its TTL, gives the work a deadline inside the lease, and reports what it did", async () => {
-    const events: LeaseEvent["kind"][] = [];
-    await withLease(
-      jobLease,
-      jobId,
-      { db, ttlMs: 600, renewEvery: 100, onEvent: (event) => void events.push(event.kind) },
-      async (section) => {
-        expect(section.deadline.remainingMs()).toBeLessThan(600);
-        await pause(900);
-        // Still ours after 1.5 TTLs, because it was renewed.
-        expect(await section.lease.holds()).toBe(true);
-        await section.checkpoint("finish");
-      },
-    );
-    expect(events[0]).toBe("acquired");
-    expect(events).toContain("renewed");
-    expect(events.at(-1)).toBe("released");
-  });
+  it(
+    "renews the lease while the work runs longer than its TTL, gives the work a deadline inside the " +
+      "lease, and reports what it did",
+    async () => {
+      const events: LeaseEvent["kind"][] = [];
+      await withLease(
+        jobLease,
+        jobId,
+        { db, ttlMs: 600, renewEvery: 100, onEvent: (event) => void events.push(event.kind) },
+        async (section) => {
+          expect(section.deadline.remainingMs()).toBeLessThan(600);
+          await pause(900);
+          // Still ours after 1.5 TTLs, because it was renewed.
+          expect(await section.lease.holds()).toBe(true);
+          await section.checkpoint("finish");
+        },
+      );
+      expect(events[0]).toBe("acquired");
+      expect(events).toContain("renewed");
+      expect(events.at(-1)).toBe("released");
+    },
+  );
 
   it("stops the work at a checkpoint once the lease was taken over, and fires its deadline", async () => {
     const stolen = withLease(jobLease, jobId, { db, ttlMs: 2_000, renewEvery: 10_000 }, async (section) => {
@@ -125,17 +147,31 @@ describe("withLease on a second table (a job queue)", () => {
 
   it("retries a failing release in the background; the lease is free once an attempt succeeds", async () => {
     const failures: number[] = [];
-    const hooks = {
-      beforeRelease(attempt: number) {
-        if (attempt > 2) return;
-        failures.push(attempt);
-        throw new Error("injected release failure");
-      },
-    };
-    await withLeaseForTeaching(jobLease, jobId, { db, ttlMs: 10_000 }, { hooks }, runJob);
+    await withLease(failingReleases(2, failures), jobId, { db, ttlMs: 10_000 }, runJob);
     expect(failures).toEqual([1]);
     await expect.poll(async () => (await jobLease.inspect(db, jobId))?.held, { timeout: 5_000 }).toBe(false);
     expect(failures).toEqual([1, 2]);
+  });
+
+  it("ends with the work's last write when it releases the lease: one statement, nothing sent after it", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    const onEvent = (event: LeaseEvent) => void events.push(event.kind);
+    const released = await withLease(jobLease, jobId, { db, ttlMs: 5_000, onEvent }, async ({ lease, releaseWith }) =>
+      releaseWith(async () => (await lease.releasing({ name: "done" }).executeTakeFirst()).numUpdatedRows === 1n),
+    );
+    expect(released).toBe(true);
+    expect(events).toEqual(["acquired", "released"]);
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false, token: null });
+  });
+
+  it("releases as usual at the end when the last write did not release", async () => {
+    const events: LeaseEvent["kind"][] = [];
+    const onEvent = (event: LeaseEvent) => void events.push(event.kind);
+    await withLease(jobLease, jobId, { db, ttlMs: 5_000, onEvent }, async ({ releaseWith }) =>
+      releaseWith(async () => false),
+    );
+    expect(events).toEqual(["acquired", "released"]);
+    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false });
   });
 
   it("keeps the lease instead of releasing it when the work says an outcome is still unknown", async () => {
@@ -192,13 +228,6 @@ describe("withLease on a second table (a job queue)", () => {
     expect(renewals).toBeLessThanOrEqual(4);
     await pause(400);
     expect(events.at(-1)).toBe("released");
-  });
-
-  it("releases even when the hook before the release throws, and keeps the work's own result", async () => {
-    const hooks = { atCheckpoint: async () => Promise.reject(new Error("a hook that fails")) };
-    const result = await withLeaseForTeaching(jobLease, jobId, { db, ttlMs: 10_000 }, { hooks }, async () => "done");
-    expect(result).toBe("done");
-    expect(await jobLease.inspect(db, jobId)).toMatchObject({ held: false });
   });
 
   it("a release that finds the lease taken over is reported as finding nothing, not as released", async () => {

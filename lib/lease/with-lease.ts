@@ -6,7 +6,7 @@
  */
 import type { Kysely, Selectable } from "kysely";
 import { Deadline } from "./deadline";
-import type { LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
+import type { AcquireOptions, Acquisition, LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
 import { Renewal } from "./renewal";
 
 export type LeaseEvent =
@@ -33,6 +33,9 @@ export interface WithLeaseOptions<DB> {
   intent?: StatementRecorder;
   /** Recorded by each statement that moves the expiry (see `StatementRecorder`). */
   onExtend?: StatementRecorder;
+  /** What else the acquisition requires, and reads sent with it (see `AcquireOptions`). */
+  requires?: AcquireOptions["requires"];
+  also?: AcquireOptions["also"];
   onEvent?(event: LeaseEvent): void | Promise<void>;
   /** Release attempts before the TTL is left to free the lease; default 4. */
   releaseAttempts?: number;
@@ -43,6 +46,8 @@ export interface LeaseSection<DB = unknown, TB extends keyof DB & string = keyof
   intentId: string | null;
   /** The protected row as the acquisition left it (see `Acquisition`). */
   row: Selectable<DB[TB]>;
+  /** What the reads sent with the acquisition returned (`also`). */
+  also: Record<string, Record<string, unknown>[]>;
   /** Every call the work makes carries `deadline.signal`; it fires before the lease can expire. */
   deadline: Deadline;
   /**
@@ -57,18 +62,38 @@ export interface LeaseSection<DB = unknown, TB extends keyof DB & string = keyof
    * the end the lease is kept at least that long instead of being released.
    */
   keepFor(ms: number, reason: string): void;
+  /**
+   * Ends the lease with the work's own last write: renewal stops (one in flight answers first), then `write`
+   * runs, a statement that also clears the lease (`lease.releasing`), answering whether it applied. When it
+   * did, the lease is released: nothing more is sent at the end. One round trip instead of two.
+   */
+  releaseWith(write: () => Promise<boolean>): Promise<boolean>;
 }
 
-/** Refused at acquisition: another holder has the lease (until `heldUntil`), or there is no such row. */
+/** `withLease`'s shape: code that runs work under a lease takes one, so that a wrapper (an observer) can stand in. */
+export type RunUnderLease = <DB, TB extends keyof DB & string, T>(
+  lock: LeaseLock<DB, TB>,
+  rowId: RowId,
+  options: WithLeaseOptions<DB>,
+  work: (section: LeaseSection<DB, TB>) => Promise<T>,
+) => Promise<T>;
+
+/** Refused at acquisition: another holder has the lease (until `heldUntil`), its requirement is unmet, or no row. */
 export class LeaseUnavailable extends Error {
   constructor(
-    readonly reason: "held" | "not-found",
+    readonly reason: "held" | "unmet" | "not-found",
     readonly heldUntil: Date | null = null,
     readonly remainingMs = 0,
   ) {
-    super(reason === "held" ? "the lease is held by another holder" : "no such row");
+    super(unavailable[reason]);
   }
 }
+
+const unavailable = {
+  held: "the lease is held by another holder",
+  unmet: "what the acquisition requires is not so",
+  "not-found": "no such row",
+};
 
 /** The lease was found no longer mine at a checkpoint: the work stopped before `beforeStep`. */
 export class LeaseLostError extends Error {
@@ -94,146 +119,123 @@ export const safetyMarginMs = (ttlMs: number): number => Math.min(1_000, Math.ro
  *   if (!(await lease.update({ status: "charged" }))) throw new LeaseLostError("save");
  * });
  */
-export function withLease<DB, TB extends keyof DB & string, T>(
+export async function withLease<DB, TB extends keyof DB & string, T>(
   lock: LeaseLock<DB, TB>,
   rowId: RowId,
   options: WithLeaseOptions<DB>,
   work: (section: LeaseSection<DB, TB>) => Promise<T>,
 ): Promise<T> {
-  return runUnderLease(lock, rowId, options, {}, work);
+  const { db, ttlMs, onEvent = () => undefined } = options;
+  const acquisition = await lock.acquire(db, rowId, {
+    ttlMs,
+    maxHoldMs: options.maxHold ?? defaultMaxHoldMs(ttlMs),
+    intent: options.intent,
+    onExtend: options.onExtend,
+    requires: options.requires,
+    also: options.also,
+  });
+  if (!acquisition.acquired) throw await refusal(acquisition, onEvent);
+  const lease = acquisition.lease as LeaseHandle;
+  await onEvent({ kind: "acquired", lease });
+
+  const deadline = new Deadline(budgetMs(lease, ttlMs));
+  // Fires the deadline when the lease is found gone; otherwise moves it with the new expiry.
+  const renew = async (): Promise<boolean> => {
+    if (!(await lease.renew())) {
+      deadline.abort("lease-lost");
+      return false;
+    }
+    deadline.extend(budgetMs(lease, ttlMs));
+    await onEvent({ kind: "renewed", lease });
+    return true;
+  };
+  const renewal = new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => {
+    await renew();
+  });
+  const ending: Ending = { keep: { ms: 0, reason: "" }, released: false };
+  const releaseWith = async (write: () => Promise<boolean>): Promise<boolean> => {
+    if (ending.keep.ms > 0) throw new Error("a lease kept for an unknown outcome is not released with a write");
+    await renewal.stop();
+    ending.released = await write();
+    if (ending.released) await onEvent({ kind: "released" });
+    return ending.released;
+  };
+  try {
+    return await work(section(acquisition, { deadline, renew, ending, onEvent, releaseWith }));
+  } finally {
+    // A renewal in flight answers first, so no event of it can follow the release.
+    await renewal.stop();
+    deadline.dispose();
+    if (!ending.released) await finish(lease, ending.keep, options.releaseAttempts ?? 4, onEvent);
+  }
 }
 
-/**
- * What a teaching lab may change in `withLease` (lib/lease/testing.ts): the textbook lease without the
- * safeguards, and hooks where faults are injected. Not part of the library's public API.
- */
-export interface TeachingOptions {
-  /**
-   * The safeguards beyond the textbook lease: a deadline inside the lease, renewal, and the ownership
-   * check at checkpoints. Off, the work only gets `textbookTimeoutMs` and the TTL alone protects it.
-   */
-  safeguards?: boolean;
-  hooks?: LeaseHooks;
+/** The refusal as an error, told first as an event when another holder has the lease. */
+async function refusal(
+  acquisition: Extract<Acquisition<unknown>, { acquired: false }>,
+  onEvent: (event: LeaseEvent) => void | Promise<void>,
+): Promise<LeaseUnavailable> {
+  if (acquisition.reason !== "held") return new LeaseUnavailable(acquisition.reason);
+  await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
+  return new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs);
 }
-
-export interface LeaseHooks {
-  /**
-   * Runs at each checkpoint, and before the release (`nextStep` "release"): where the lab pauses an
-   * operation on purpose, as a GC pause would. Resolves true when it paused: ownership is checked again.
-   * It cannot skip the release: an error it throws there is ignored.
-   */
-  atCheckpoint?(nextStep: string): Promise<boolean>;
-  /** Runs before each release attempt; throwing fails that attempt (the lab's failing releases). */
-  beforeRelease?(attempt: number): void;
-  /** Runs before each renewal's statement: where the lab makes renewals answer late, as on a slow database. */
-  beforeRenew?(): Promise<void>;
-}
-
-/**
- * Thrown by a hook to play a crash of the process: the work stops dead, and nothing more happens for it
- * (no `finally` work, no release, no renewal), so the lease holds until its TTL, as after a real crash.
- */
-export class WorkCrashed extends Error {}
-
-/** Without the safeguards, calls only have this generous timeout: the textbook lease trusts its TTL. */
-export const textbookTimeoutMs = 60_000;
 
 /** How long the work may still run under `lease`: what the database said was left, less time since and the margin. */
 const budgetMs = (lease: LeaseHandle, ttlMs: number): number =>
   lease.remainingMs - safetyMarginMs(ttlMs) - (performance.now() - lease.answeredAt);
 
-export async function runUnderLease<DB, TB extends keyof DB & string, T>(
-  lock: LeaseLock<DB, TB>,
-  rowId: RowId,
-  options: WithLeaseOptions<DB>,
-  teaching: TeachingOptions,
-  work: (section: LeaseSection<DB, TB>) => Promise<T>,
-): Promise<T> {
-  const { db, ttlMs, onEvent = () => undefined } = options;
-  const { safeguards = true, hooks = {} } = teaching;
-  const maxHold = options.maxHold ?? defaultMaxHoldMs(ttlMs);
-  const acquisition = await lock.acquire(db, rowId, {
-    ttlMs,
-    maxHoldMs: safeguards ? maxHold : null,
-    intent: options.intent,
-    onExtend: options.onExtend,
-  });
-  if (!acquisition.acquired) {
-    if (acquisition.reason === "held") await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
-    throw acquisition.reason === "held"
-      ? new LeaseUnavailable("held", acquisition.heldUntil, acquisition.remainingMs)
-      : new LeaseUnavailable("not-found");
-  }
-  const { lease } = acquisition;
-  await onEvent({ kind: "acquired", lease: lease as LeaseHandle });
+/** What the work asked to keep the lease for at the end (`keepFor`): the longest ask wins; 0: nothing. */
+interface Keep {
+  ms: number;
+  reason: string;
+}
 
-  const deadline = new Deadline(safeguards ? budgetMs(lease as LeaseHandle, ttlMs) : textbookTimeoutMs);
-  // Fires the deadline when the lease is found gone; otherwise moves it with the new expiry.
-  const renew = async (): Promise<boolean> => {
-    await hooks.beforeRenew?.();
-    if (!(await lease.renew())) {
-      deadline.abort("lease-lost");
-      return false;
-    }
-    deadline.extend(budgetMs(lease as LeaseHandle, ttlMs));
-    await onEvent({ kind: "renewed", lease: lease as LeaseHandle });
-    return true;
-  };
-  const renewal = safeguards
-    ? new Renewal(Math.max(50, options.renewEvery ?? Math.floor(ttlMs / 3)), async () => void (await renew()))
-    : null;
-  let keep: { ms: number; reason: string } | null = null;
+/** How the work ends its lease: kept for an unknown outcome, or already released by its last write. */
+interface Ending {
+  keep: Keep;
+  released: boolean;
+}
 
-  const section: LeaseSection<DB, TB> = {
-    lease,
+interface SectionParts {
+  deadline: Deadline;
+  renew: () => Promise<boolean>;
+  ending: Ending;
+  onEvent: (event: LeaseEvent) => void | Promise<void>;
+  releaseWith: LeaseSection["releaseWith"];
+}
+
+function section<DB, TB extends keyof DB & string>(
+  acquisition: Extract<Acquisition<DB, TB>, { acquired: true }>,
+  { deadline, renew, ending, onEvent, releaseWith }: SectionParts,
+): LeaseSection<DB, TB> {
+  const stillMine = async (check: () => Promise<boolean>) =>
+    (await check()) && !deadline.signal.aborted && deadline.remainingMs() > 0;
+  return {
+    lease: acquisition.lease,
     intentId: acquisition.intentId,
     row: acquisition.row,
+    also: acquisition.also,
     deadline,
     async checkpoint(nextStep, verify) {
-      const stillMine = async (check: () => Promise<boolean>) =>
-        (await check()) && !deadline.signal.aborted && deadline.remainingMs() > 0;
-      const lost = async () => {
-        await onEvent({ kind: "lost", beforeStep: nextStep });
-        return new LeaseLostError(nextStep);
-      };
-      if (!safeguards) {
-        await verify?.();
-        await hooks.atCheckpoint?.(nextStep);
-        return;
-      }
-      if (!(await stillMine(verify ?? renew))) throw await lost();
-      if ((await hooks.atCheckpoint?.(nextStep)) && !(await stillMine(renew))) throw await lost();
+      if (await stillMine(verify ?? renew)) return;
+      await onEvent({ kind: "lost", beforeStep: nextStep });
+      throw new LeaseLostError(nextStep);
     },
     keepFor(ms, reason) {
-      if (!keep || ms > keep.ms) keep = { ms, reason };
+      if (ms > ending.keep.ms) Object.assign(ending.keep, { ms, reason });
     },
+    releaseWith,
   };
-
-  let crashed = false;
-  try {
-    return await work(section);
-  } catch (error) {
-    crashed = error instanceof WorkCrashed;
-    throw error;
-  } finally {
-    // A renewal in flight answers first, so no event of it can follow the release.
-    await renewal?.stop();
-    deadline.dispose();
-    if (!crashed) await finish(lease as LeaseHandle, keep, options.releaseAttempts ?? 4, hooks, onEvent);
-  }
 }
 
 /** The end of the work: keep the lease for an unknown outcome, or release it. It always runs. */
 async function finish(
   lease: LeaseHandle,
-  keep: { ms: number; reason: string } | null,
+  keep: Keep,
   attempts: number,
-  hooks: LeaseHooks,
   onEvent: (event: LeaseEvent) => void | Promise<void>,
 ): Promise<void> {
-  // A pause here is the lab's; an error from it must neither skip the release nor replace the result.
-  await hooks.atCheckpoint?.("release").catch(() => false);
-  if (keep) {
+  if (keep.ms > 0) {
     try {
       if (await lease.holdFor(keep.ms)) return void (await onEvent({ kind: "kept", lease, reason: keep.reason }));
     } catch (error) {
@@ -242,22 +244,20 @@ async function finish(
       return void (await onEvent({ kind: "keep-failed", reason: keep.reason, error }));
     }
   }
-  await release(lease, attempts, hooks, onEvent);
+  await releaseWithRetries(lease, attempts, onEvent);
 }
 
 /**
  * A failed release must not turn finished work into an error: it is reported and retried in the
  * background with backoff; if every attempt fails, the TTL frees the lease.
  */
-async function release(
+async function releaseWithRetries(
   lease: LeaseHandle,
   attempts: number,
-  hooks: LeaseHooks,
   onEvent: (event: LeaseEvent) => void | Promise<void>,
 ): Promise<void> {
   const attempt = async (number: number): Promise<void> => {
     try {
-      hooks.beforeRelease?.(number);
       const cleared = await lease.release();
       await onEvent({ kind: cleared ? "released" : "release-found-nothing" });
     } catch (error) {

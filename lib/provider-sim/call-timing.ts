@@ -1,6 +1,6 @@
 /**
- * A simulated call lasts its latency as the caller sees it: from the app's `fetch` to its answer. The
- * app's fetch stamps when it sent the call; the provider answers at that moment plus the latency, less the
+ * A simulated call lasts its latency as the caller sees it: from the app's request to its answer. The
+ * app stamps when it sent the call; the provider answers at that moment plus the latency, less the
  * usual time an answer takes to travel back. Everything in between (the provider's queue while it is busy,
  * its routing, the settings, the draw, the change, the log write) counts inside the latency rather than on
  * top of it.
@@ -12,9 +12,7 @@
  * read, and the least recent way there leaves out the waits of a busy provider.
  */
 
-import { plainFetch } from "../core/plain-fetch";
-
-/** Request header: when the app's fetch sent the call (`machineNow()`). */
+/** Request header: when the app sent the call (`machineNow()`). */
 export const sentAtHeader = "X-Lab-Sent-At";
 /** Request header the provider's server sets: when the call reached it (`machineNow()`). */
 export const arrivedAtHeader = "X-Lab-Arrived-At";
@@ -61,12 +59,8 @@ export class RecentTimes {
   }
 }
 
-/** The app's fetch to the simulated provider: each call stamped with when it was sent. */
-export const fetchStampingSentAt: typeof fetch = (input, init) => {
-  const headers = new Headers(init?.headers);
-  headers.set(sentAtHeader, String(machineNow()));
-  return plainFetch(input, { ...init, headers });
-};
+/** The header the app's calls to the simulated provider carry: when each attempt was sent. */
+export const sentAtStamp = (): Record<string, string> => ({ [sentAtHeader]: String(machineNow()) });
 
 /** In the provider: when calls arrive after they were sent, for the estimate of an answer's way back. */
 export class CallTransit {

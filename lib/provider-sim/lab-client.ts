@@ -1,7 +1,7 @@
 /** The app's only way to the simulated provider's lab endpoints: HTTP, like any other provider call. */
 import { config } from "../core/config";
-import { plainFetch } from "../core/plain-fetch";
 import { accountFromProvider, type ProviderAccount, type RawAccount } from "../provider/client";
+import { requestJson } from "../provider/http-json";
 
 export interface ProviderCall {
   at: string;
@@ -26,9 +26,9 @@ export interface ProviderState {
 }
 
 export async function fetchProviderState(): Promise<ProviderState> {
-  const response = await plainFetch(`${config.identityProviderBaseUrl}/lab/state`);
-  if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/state`);
-  return (await response.json()) as ProviderState;
+  const answer = await requestJson(`${config.identityProviderBaseUrl}/lab/state`, { method: "GET" });
+  if (answer.status !== 200) throw new Error(`the simulated provider answered ${answer.status} to /lab/state`);
+  return answer.payload as ProviderState;
 }
 
 /** The same state in the app's words, for the audit. */
@@ -38,6 +38,7 @@ export async function fetchProviderAccounts(): Promise<{ accounts: ProviderAccou
 }
 
 export async function resetProvider(): Promise<void> {
-  const response = await plainFetch(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
-  if (!response.ok) throw new Error(`the simulated provider answered ${response.status} to /lab/reset`);
+  const answer = await requestJson(`${config.identityProviderBaseUrl}/lab/reset`, { method: "POST" });
+  if (answer.status < 200 || answer.status > 299)
+    throw new Error(`the simulated provider answered ${answer.status} to /lab/reset`);
 }

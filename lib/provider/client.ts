@@ -6,6 +6,7 @@
 import { identityIdOf, splitIdentityId } from "../../db/schema";
 import { config } from "../core/config";
 import { sleep, type Deadline } from "../lease/deadline";
+import { requestJson, type JsonAnswer } from "./http-json";
 
 /** The provider's answers as Auth0 spells them: these field names go no further than the provider's clients. */
 interface RawIdentity {
@@ -72,77 +73,95 @@ export function backoffMs(attempt: number, retryAfterMs: number | null, random: 
   return Math.max(retryAfterMs ?? 0, Math.round(exponential));
 }
 
-/** `fetchImpl` is how requests leave the process (the app's stamps each call for the simulated provider). */
-export function identityProviderClient(baseUrl = config.identityProviderBaseUrl, fetchImpl: typeof fetch = fetch) {
-  async function attempt<T>(method: string, path: string, context: ProviderCallContext, body: unknown): Promise<T> {
-    const headers: Record<string, string> = { "X-Operation-Id": context.operationId };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
-    const signal = context.deadline.signal;
+/** A provider call: its method and JSON body; the context adds its headers. */
+interface ProviderRequest {
+  method: string;
+  body?: unknown;
+}
+
+/** Headers added to each attempt as it is sent (the app's tell the simulated provider when: call-timing.ts). */
+export type AttemptStamp = () => Record<string, string>;
+
+function httpError(answer: JsonAnswer): ProviderCallError {
+  const { message, errorCode } = (answer.payload ?? {}) as { message?: unknown; errorCode?: unknown };
+  const seconds = Number(answer.headers["retry-after"]);
+  return new ProviderCallError(
+    "http",
+    answer.status,
+    typeof message === "string" ? message : answer.statusText,
+    answer.headers["retry-after"] !== undefined && Number.isFinite(seconds) ? seconds * 1000 : null,
+    typeof errorCode === "string" ? errorCode : null,
+  );
+}
+
+/** One attempt: its answer's JSON, or the failure as a ProviderCallError of its kind. */
+async function attempt<T>(
+  url: string,
+  request: ProviderRequest,
+  context: ProviderCallContext,
+  stamp: AttemptStamp,
+): Promise<T> {
+  const headers: Record<string, string> = { "X-Operation-Id": context.operationId, ...stamp() };
+  if (context.fence !== undefined) headers["X-Fencing-Token"] = context.fence.toString();
+  const signal = context.deadline.signal;
+  let answer: JsonAnswer;
+  try {
+    answer = await requestJson(url, { ...request, headers, signal });
+  } catch (error) {
+    if (signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline");
+    throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error));
+  }
+  if (answer.status < 200 || answer.status > 299) throw httpError(answer);
+  return answer.payload as T;
+}
+
+/** One logical call: retried with backoff while the failure is retryable and the deadline allows. */
+async function call<T>(
+  url: string,
+  request: ProviderRequest,
+  context: ProviderCallContext,
+  stamp: AttemptStamp,
+): Promise<T> {
+  let unanswered = false;
+  let attempts = 0;
+  const givingUp = (error: ProviderCallError): ProviderCallError => {
+    error.mayHaveLanded = unanswered;
+    error.attempts = attempts;
+    return error;
+  };
+  for (let number = 1; ; number++) {
+    attempts = number;
     try {
-      const response = await fetchImpl(`${baseUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal,
-      });
-      const payload: unknown = await response.json().catch(() => null);
-      if (!response.ok) {
-        const { message, errorCode } = (payload ?? {}) as { message?: unknown; errorCode?: unknown };
-        throw new ProviderCallError(
-          "http",
-          response.status,
-          typeof message === "string" ? message : response.statusText,
-          retryAfterMs(response),
-          typeof errorCode === "string" ? errorCode : null,
-        );
-      }
-      return payload as T;
+      return await attempt<T>(url, request, context, stamp);
     } catch (error) {
-      if (error instanceof ProviderCallError) throw error;
-      if (signal.aborted) throw new ProviderCallError("deadline", null, "aborted at the caller's deadline");
-      throw new ProviderCallError("network", null, error instanceof Error ? error.message : String(error));
-    }
-  }
-
-  /** One logical call: retried with backoff while the failure is retryable and the deadline allows. */
-  async function call<T>(method: string, path: string, context: ProviderCallContext, body?: unknown): Promise<T> {
-    let unanswered = false;
-    let attempts = 0;
-    const givingUp = (error: ProviderCallError): ProviderCallError => {
-      error.mayHaveLanded = unanswered;
-      error.attempts = attempts;
-      return error;
-    };
-    for (let number = 1; ; number++) {
-      attempts = number;
-      try {
-        return await attempt<T>(method, path, context, body);
-      } catch (error) {
-        if (!(error instanceof ProviderCallError)) throw error;
-        unanswered ||= error.status === null;
-        if (!isRetryable(error) || number >= maxAttempts) throw givingUp(error);
-        const waitMs = backoffMs(number, error.retryAfterMs);
-        if (waitMs >= context.deadline.remainingMs()) {
-          const reason = `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`;
-          throw givingUp(new ProviderCallError("deadline", error.status, reason));
-        }
-        await sleep(waitMs, context.deadline.signal).catch(() => {
-          throw givingUp(new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry"));
-        });
+      if (!(error instanceof ProviderCallError)) throw error;
+      unanswered ||= error.status === null;
+      if (!isRetryable(error) || number >= maxAttempts) throw givingUp(error);
+      const waitMs = backoffMs(number, error.retryAfterMs);
+      if (waitMs >= context.deadline.remainingMs()) {
+        const reason = `gave up after ${number} attempt(s): the next would pass the deadline (${error.message})`;
+        throw givingUp(new ProviderCallError("deadline", error.status, reason));
       }
+      await sleep(waitMs, context.deadline.signal).catch(() => {
+        throw givingUp(new ProviderCallError("deadline", error.status, "the deadline passed while waiting to retry"));
+      });
     }
   }
+}
 
+/** The provider's Management API at `baseUrl`, each attempt stamped by `stamp`. */
+export function identityProviderClient(baseUrl = config.identityProviderBaseUrl, stamp: AttemptStamp = () => ({})) {
+  const send = <T>(method: string, path: string, context: ProviderCallContext, body?: unknown) =>
+    call<T>(`${baseUrl}${path}`, { method, body }, context, stamp);
   const encode = encodeURIComponent;
   return {
     getAccount: async (accountId: string, context: ProviderCallContext): Promise<ProviderAccount> =>
-      accountFromProvider(await call<RawAccount>("GET", `/api/v2/users/${encode(accountId)}`, context)),
+      accountFromProvider(await send<RawAccount>("GET", `/api/v2/users/${encode(accountId)}`, context)),
 
     /** Unlinks `identityId` from the account `primaryId`; it becomes an account of its own. */
     unlinkIdentity: async (primaryId: string, identityId: string, context: ProviderCallContext): Promise<void> => {
       const { provider, providerUserId } = splitIdentityId(identityId);
-      await call<RawIdentity[]>(
+      await send<RawIdentity[]>(
         "DELETE",
         `/api/v2/users/${encode(primaryId)}/identities/${encode(provider)}/${encode(providerUserId)}`,
         context,
@@ -151,13 +170,13 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
 
     /** Sets the account's display name (a profile update: one call, nothing linked or unlinked). */
     renameAccount: async (accountId: string, name: string, context: ProviderCallContext): Promise<void> => {
-      await call<RawAccount>("PATCH", `/api/v2/users/${encode(accountId)}`, context, { name });
+      await send<RawAccount>("PATCH", `/api/v2/users/${encode(accountId)}`, context, { name });
     },
 
     /** Links the account `secondaryId` (and all linked under it) under the account `primaryId`. */
     linkAccount: async (primaryId: string, secondaryId: string, context: ProviderCallContext): Promise<void> => {
       const { provider, providerUserId } = splitIdentityId(secondaryId);
-      await call<RawIdentity[]>("POST", `/api/v2/users/${encode(primaryId)}/identities`, context, {
+      await send<RawIdentity[]>("POST", `/api/v2/users/${encode(primaryId)}/identities`, context, {
         provider,
         user_id: providerUserId,
       });
@@ -166,8 +185,3 @@ export function identityProviderClient(baseUrl = config.identityProviderBaseUrl,
 }
 
 export type IdentityProviderClient = ReturnType<typeof identityProviderClient>;
-
-function retryAfterMs(response: Response): number | null {
-  const seconds = Number(response.headers.get("Retry-After"));
-  return response.headers.has("Retry-After") && Number.isFinite(seconds) ? seconds * 1000 : null;
-}

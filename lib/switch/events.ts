@@ -8,7 +8,7 @@ export type EventKind =
   | "fenced"
   | "lease-lost"
   | "release-failed"
-  /** A request refused at acquisition: the collision itself (recorded by the lab's timeline). */
+  /** A request refused at acquisition: the collision itself. */
   | "refused";
 
 export interface OperationEvent {

@@ -1,13 +1,34 @@
 /**
  * How the switch's steps are kept apart from a concurrent switch for the same user. A guard runs the
  * steps' body with the database handle to use, the deadline that bounds the provider calls, the save and
- * the checkpoints; the steps themselves (switch-primary.ts) never ask which guard is in force.
+ * the checkpoints; the steps themselves (switch-primary.ts) never ask which guard is in force. Here too:
+ * the steps' names and order, and what a request requires to run at all.
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
+import { IdentityNotLinked, UserNotFound, type Problem } from "../core/problems";
 import type { Deadline } from "../lease";
 import type { JournalEntry } from "./journal";
-import type { User } from "./users";
+import { findUser, type User } from "./users";
+
+/**
+ * The steps an operation reaches, in order: acquired → (unlink) → unlinked → (link) → linked → (save). The
+ * journal records the step each operation reached, and each step is the ownership check before the
+ * irreversible write that follows it. Every part of the code that names a step, or the write after one,
+ * takes it from here.
+ */
+export type SwitchStep = Extract<JournalStep, "acquired" | "unlinked" | "linked">;
+
+/** The irreversible write each step comes before: the checkpoint that guards it is named after it. */
+export const writeAfter = { acquired: "unlink", unlinked: "link", linked: "save" } as const satisfies Record<
+  SwitchStep,
+  string
+>;
+
+export type SwitchWrite = (typeof writeAfter)[SwitchStep];
+
+/** The provider write recovery sends to finish a switch left unlinked: it has its own checkpoint. */
+export const recoveryLink = "recover-link";
 
 export interface GuardRequest {
   db: Kysely<Database>;
@@ -15,6 +36,8 @@ export interface GuardRequest {
   operationId: string;
   /** The identity the operation means to make primary (part of the lease's recorded intent); null: none. */
   targetIdentityId: string | null;
+  /** What must be so for the operation to run (see `checksRequirements`). */
+  requires?: Requirement;
 }
 
 export interface GuardedSection {
@@ -41,9 +64,9 @@ export interface GuardedSection {
    * Records the step just reached (with the primary the switch starts from, at `acquired`; nothing when
    * the record already says so) and, before the next irreversible step, makes sure the guard still holds.
    */
-  reached(step: JournalStep, fromIdentityId?: string): Promise<void>;
+  reached(step: SwitchStep, fromIdentityId?: string): Promise<void>;
   /** Before a provider write that `reached` does not precede (recovery's link): the guard still holds. */
-  ensureHeld(nextStep: string): Promise<void>;
+  ensureHeld(nextWrite: string): Promise<void>;
   /** A provider write got no answer: it may still land, so nobody may trust a read until it cannot. */
   callMayStillLand(): void;
   /**
@@ -55,6 +78,11 @@ export interface GuardedSection {
 
 export interface Guard {
   run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>): Promise<T>;
+  /**
+   * True when `run` checks `request.requires` in the statement that takes hold (no round trip of its own);
+   * otherwise the switch checks it before `run`. A guard that wraps another passes this on.
+   */
+  checksRequirements?: boolean;
 }
 
 /** The parts of a section that only a journaling guard (the lease) fills in. */
@@ -66,3 +94,57 @@ export const unjournaled = {
   callMayStillLand: () => undefined,
   settleInFlight: async () => undefined,
 } satisfies Partial<GuardedSection>;
+
+/**
+ * What must be so for a switch to run (the caller's session is this user's, the identity is one of the
+ * user's own), as one SQL condition that the statement taking hold checks with everything else: one round
+ * trip. Only when it fails are the parts read again, to say which one (a 401, a 403, a 404).
+ */
+export interface Requirement {
+  /** True while it holds, for the WHERE of the statement that takes hold. */
+  condition: RawBuilder<boolean>;
+  /** Why it does not hold now (read on that path only); null when it does hold now. */
+  unmet(db: Kysely<Database>): Promise<Problem | null>;
+}
+
+const holds = async (db: Kysely<Database>, condition: RawBuilder<boolean>): Promise<boolean> =>
+  (await sql<{ holds: boolean }>`SELECT ${condition} AS holds`.execute(db)).rows[0]!.holds;
+
+/** The requirement that `condition` holds; when it does not, `why` says what that means. */
+export const requirement = (
+  condition: RawBuilder<boolean>,
+  why: (db: Kysely<Database>) => Promise<Problem>,
+): Requirement => ({
+  condition,
+  unmet: async (db) => ((await holds(db, condition)) ? null : why(db)),
+});
+
+/** Every part must hold; the first that does not says why. */
+export function allOf(parts: Requirement[]): Requirement {
+  return {
+    condition: sql<boolean>`(${sql.join(
+      parts.map((part) => part.condition),
+      sql` AND `,
+    )})`,
+    async unmet(db) {
+      for (const part of parts) {
+        const why = await part.unmet(db);
+        if (why) return why;
+      }
+      return null;
+    },
+  };
+}
+
+/** Checks a requirement in a statement of its own, for guards that take hold without one of theirs. */
+export async function requireNow(db: Kysely<Database>, required: Requirement): Promise<void> {
+  const why = await required.unmet(db);
+  if (why) throw why;
+}
+
+/** The identity is one of the user's own: else 404, not linked (or no such user). */
+export const identityOfUser = (userId: string, identityId: string): Requirement =>
+  requirement(
+    sql<boolean>`EXISTS (SELECT 1 FROM identities WHERE user_id = ${userId} AND id = ${identityId})`,
+    async (db) => ((await findUser(db, userId)) ? new IdentityNotLinked(identityId, userId) : new UserNotFound(userId)),
+  );

@@ -9,7 +9,14 @@ import { createHash, randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
-import { IdempotencyKeyReused, OperationInProgress, Problem, ReplayedProblem } from "../core/problems";
+import {
+  IdempotencyKeyReused,
+  NotSignedIn,
+  NotYourUser,
+  OperationInProgress,
+  Problem,
+  ReplayedProblem,
+} from "../core/problems";
 
 export const idempotencyKeySchema = z.string().min(1).max(255);
 
@@ -137,8 +144,11 @@ async function runAndStore<T>(
   try {
     result = await run(operationId);
   } catch (error) {
-    // Not started (another operation held the user) or failed unexpectedly: nothing to remember.
-    if (!(error instanceof Problem) || error instanceof OperationInProgress) {
+    // Not started (another operation held the user, or the caller may not act for this user) or failed
+    // unexpectedly: nothing to remember. A key claimed by a caller without the right is no one's answer.
+    const notStarted =
+      error instanceof OperationInProgress || error instanceof NotSignedIn || error instanceof NotYourUser;
+    if (!(error instanceof Problem) || notStarted) {
       await db
         .deleteFrom("idempotency_records")
         .where("user_id", "=", scope.userId)

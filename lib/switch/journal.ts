@@ -12,10 +12,10 @@
  * acquiring statement writes it, every statement that moves the expiry moves it too (atomically, in the
  * same statement), a crash leaves the last one, and an operation that ends narrows it.
  */
-import { sql, type Kysely, type RawBuilder } from "kysely";
+import { sql, type Kysely, type RawBuilder, type UpdateQueryBuilder, type UpdateResult } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
-import type { LeaseHandle } from "../lease";
-import { primaryChange, savePrimary } from "./users";
+import type { LeaseHandle, StatementRecorder } from "../lease";
+import { primaryChange } from "./users";
 
 /** The user's lease, as the journal's writes check it. */
 type UserLease = LeaseHandle<Database, "users">;
@@ -37,7 +37,7 @@ export interface JournalEntry {
 /**
  * The intent, as a statement for the lease's acquire: it reads the acquired user row (`acquired`). Its
  * calls may land until `boundMs` past the lease's expiry (`followsLease`) or past now (a holder without
- * a deadline inside its lease: the textbook's, whose calls are bounded by their own timeout only).
+ * a deadline inside its lease, whose calls are bounded by a timeout of their own).
  */
 export function intentRecorder(
   operationId: string,
@@ -69,33 +69,36 @@ export function boundFollowsLease(
        AND ended_with IS NULL AND in_flight_until IS NOT NULL AND EXISTS (SELECT 1 FROM extended)`;
 }
 
-export async function openEntries(db: Kysely<Database>, userId: string, exceptId: string): Promise<JournalEntry[]> {
-  const rows = await db
-    .selectFrom("switch_journal")
-    .selectAll()
-    .select(
-      sql<number>`greatest(0, coalesce(extract(epoch FROM in_flight_until - clock_timestamp()) * 1000, 0))::float8`.as(
-        "in_flight_ms",
-      ),
-    )
-    .where("user_id", "=", userId)
-    .where("id", "!=", exceptId)
-    .where("step", "not in", ["done", "resolved"])
-    .orderBy("id")
-    .execute();
-  return rows.map((row) => ({
-    id: row.id,
-    userId: row.user_id,
-    operationId: row.operation_id,
-    fence: BigInt(row.fence),
-    fromIdentityId: row.from_identity_id,
-    toIdentityId: row.to_identity_id,
-    step: row.step,
-    endedWith: row.ended_with,
-    inFlightForMs: row.in_flight_ms,
-    inFlightUntil: row.in_flight_until,
+/** What a later holder must reconcile: the user's entries not done, as the acquiring statement reads them. */
+export const leftoversRead =
+  (userId: string): StatementRecorder =>
+  () =>
+    // FOR SHARE: an entry its holder closed while this acquisition waited for the row is read as closed (the
+    // lock follows it to its newest version, as the acquisition's own UPDATE does), not as the statement's
+    // older snapshot has it. The new entry itself is not in that snapshot.
+    sql`SELECT id::text AS id, user_id, operation_id, fence::text AS fence, from_identity_id, to_identity_id, step,
+               ended_with, in_flight_until,
+               greatest(0, coalesce(extract(epoch FROM in_flight_until - clock_timestamp()) * 1000, 0))::float8
+                 AS in_flight_ms
+          FROM switch_journal
+         WHERE user_id = ${userId} AND step NOT IN ('done', 'resolved') AND EXISTS (SELECT 1 FROM acquired)
+         ORDER BY id
+           FOR SHARE`;
+
+/** The entries `leftoversRead` returned (JSON objects: its times as strings). */
+export const leftoversFrom = (rows: Record<string, unknown>[]): JournalEntry[] =>
+  rows.map((row) => ({
+    id: String(row.id),
+    userId: String(row.user_id),
+    operationId: String(row.operation_id),
+    fence: BigInt(String(row.fence)),
+    fromIdentityId: String(row.from_identity_id),
+    toIdentityId: String(row.to_identity_id),
+    step: row.step as JournalStep,
+    endedWith: (row.ended_with as string | null) ?? null,
+    inFlightForMs: Number(row.in_flight_ms),
+    inFlightUntil: row.in_flight_until === null ? null : new Date(String(row.in_flight_until)),
   }));
-}
 
 /**
  * Records the step reached, only while the writer's lease is its own and unexpired (the condition is the
@@ -120,47 +123,62 @@ export async function advance(
   return rows.length === 1;
 }
 
+/** What the last write did: saved the new primary (and recorded the entry done), and released the lease. */
+export interface Finished {
+  saved: boolean;
+  released: boolean;
+}
+
 /**
- * The switch's last write: saves the user's new primary and records the entry `done`, in one statement
- * (one durable commit instead of two). The save is the lease's owner-checked UPDATE, and the journal is
- * written only if the save was: a holder paused past its lease after its last check changes nothing.
- * Answers whether it saved.
+ * The entry recorded `done` in the same statement as `write`, an owner-checked write of the user row, and
+ * only if that applied. Whether it did.
+ */
+export async function doneWith(
+  db: Kysely<Database>,
+  id: string,
+  write: UpdateQueryBuilder<Database, "users", "users", UpdateResult>,
+): Promise<boolean> {
+  const { numUpdatedRows } = await db
+    .with("written", () => write.returning("id"))
+    .updateTable("switch_journal")
+    .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
+    .where("id", "=", id)
+    .where("step", "<>", "resolved")
+    .where(({ exists, selectFrom }) => exists(selectFrom("written").select("id")))
+    .executeTakeFirst();
+  return numUpdatedRows === 1n;
+}
+
+/**
+ * The switch's last write: saves the user's new primary, releases the lease and records the entry `done`, in
+ * one statement (one durable commit instead of three). The save and the release are the lease's owner-checked
+ * UPDATE, and the journal is written only if they were: a holder paused past its lease after its last check
+ * changes nothing.
  */
 export async function saveAndFinish(
   db: Kysely<Database>,
   id: string,
   lease: UserLease,
   primaryIdentityId: string,
-): Promise<boolean> {
-  const { numUpdatedRows } = await db
-    .with("saved", () => lease.updating(primaryChange(primaryIdentityId)).returning("id"))
-    .updateTable("switch_journal")
-    .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
-    .where("id", "=", id)
-    .where("step", "<>", "resolved")
-    .where(({ exists, selectFrom }) => exists(selectFrom("saved").select("id")))
-    .executeTakeFirst();
-  return numUpdatedRows === 1n;
+): Promise<Finished> {
+  const saved = await doneWith(db, id, lease.releasing(primaryChange(primaryIdentityId)));
+  return { saved, released: saved };
 }
 
 /**
- * The lab's fault `unfencedSave`: the same last write with the save made unconditionally, as a save that
- * trusts the checks before it does. A holder paused after its last check then overwrites a later holder.
+ * The end of an operation that changed nothing (the identity was already primary, or it only settled what
+ * others left): the entry `done` and the lease released, in one statement. Whether it released.
  */
-export async function saveUnfencedAndFinish(
-  db: Kysely<Database>,
-  id: string,
-  userId: string,
+export const finishAndRelease = (db: Kysely<Database>, id: string, lease: UserLease): Promise<boolean> =>
+  doneWith(db, id, lease.releasing({}));
+
+/** Recovery's save of the primary the provider has: the lease's owner-checked write. Answers whether it saved. */
+export async function saveRecoveredPrimary(
+  _db: Kysely<Database>,
+  lease: UserLease,
   primaryIdentityId: string,
 ): Promise<boolean> {
-  await savePrimary(db, userId, primaryIdentityId);
-  await db
-    .updateTable("switch_journal")
-    .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
-    .where("id", "=", id)
-    .where("step", "<>", "resolved")
-    .execute();
-  return true;
+  return lease.update(primaryChange(primaryIdentityId));
 }
 
 /**
@@ -173,10 +191,13 @@ export async function endUnfinished(
   endedWith: string,
   outcomeUnknownForMs: number | null,
 ): Promise<void> {
+  const inFlightUntil =
+    outcomeUnknownForMs === null
+      ? sql`NULL`
+      : sql`clock_timestamp() + make_interval(secs => ${outcomeUnknownForMs / 1000})`;
   await sql`
     UPDATE switch_journal
-       SET ended_with = ${endedWith}, updated_at = now(),
-           in_flight_until = ${outcomeUnknownForMs === null ? sql`NULL` : sql`clock_timestamp() + make_interval(secs => ${outcomeUnknownForMs / 1000})`}
+       SET ended_with = ${endedWith}, updated_at = now(), in_flight_until = ${inFlightUntil}
      WHERE id = ${id} AND step NOT IN ('done', 'resolved')`.execute(db);
 }
 
@@ -192,3 +213,38 @@ export async function resolve(db: Kysely<Database>, id: string, resolvedBy: stri
     .where("id", "=", id)
     .execute();
 }
+
+/**
+ * The journal's statements as the lease guard sends them, behind one interface, so that they can be wrapped
+ * without the guard knowing.
+ */
+export interface SwitchJournal {
+  /** The intent, sent inside the acquiring statement: its calls may land until the limit past the lease. */
+  intent(operationId: string, toIdentityId: string | null, applyLimitMs: number): StatementRecorder;
+  boundFollowsLease: typeof boundFollowsLease;
+  /** The read, sent with the acquisition, of what earlier holders left to reconcile; and its rows as entries. */
+  leftoversRead: typeof leftoversRead;
+  leftoversFrom: typeof leftoversFrom;
+  advance: typeof advance;
+  saveAndFinish: typeof saveAndFinish;
+  finishAndRelease: typeof finishAndRelease;
+  savePrimary: typeof saveRecoveredPrimary;
+  endUnfinished: typeof endUnfinished;
+  discard: typeof discard;
+  resolve: typeof resolve;
+}
+
+export const switchJournal: SwitchJournal = {
+  intent: (operationId, toIdentityId, applyLimitMs) =>
+    intentRecorder(operationId, toIdentityId, { boundMs: applyLimitMs, followsLease: true }),
+  boundFollowsLease,
+  leftoversRead,
+  leftoversFrom,
+  advance,
+  saveAndFinish,
+  finishAndRelease,
+  savePrimary: saveRecoveredPrimary,
+  endUnfinished,
+  discard,
+  resolve,
+};

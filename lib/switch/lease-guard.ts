@@ -11,209 +11,272 @@
  * then on), or waits until the call can no longer land, or refuses.
  */
 import { setTimeout as pause } from "node:timers/promises";
-import type { JournalStep } from "../../db/schema";
-import { FencedOff, LeaseLost, OperationCrashed, OperationInProgress, UserNotFound } from "../core/problems";
-import { LeaseLostError, LeaseUnavailable, type LeaseEvent } from "../lease";
-import { textbookTimeoutMs, withLeaseForTeaching, WorkCrashed, type LeaseHooks } from "../lease/testing";
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/schema";
+import { FencedOff, LeaseLost, OperationInProgress, UserNotFound } from "../core/problems";
+import { leaseLock, LeaseLostError, LeaseUnavailable, withLease } from "../lease";
+import type { LeaseEvent, LeaseLock, LeaseSection, RunUnderLease } from "../lease";
 import { recordEvent, shortId } from "./events";
-import type { Guard } from "./guard";
-import { identityActionLease } from "./identity-action-lease";
-import * as journal from "./journal";
-import { primaryChange, savePrimary, userFromRow } from "./users";
+import { writeAfter, type Guard, type GuardedSection, type GuardRequest } from "./guard";
+import { switchJournal, type JournalEntry, type SwitchJournal } from "./journal";
+import { userFromRow } from "./users";
 
-/** Faults a lab injects into the switch under the lease (pauses, crashes, failing releases, …). */
-export interface SwitchFaultHooks extends LeaseHooks {
-  /**
-   * Runs after the last ownership check, right before the save statement is sent: a pause here is one
-   * that no check can catch, only the save's own condition.
-   */
-  beforeSave?(): Promise<void>;
-  /** True: the saves without the lease's condition (what a save that trusts the checks before it does). */
-  unfencedSave?: boolean;
-}
+/** The lease that guards a user's identity actions (promote to primary): four columns on `users`. */
+export const identityActionLease = leaseLock<Database, "users">(
+  {
+    table: "users",
+    id: "id",
+    lockedAt: "identity_action_locked_at",
+    lockedUntil: "identity_action_locked_until",
+    token: "identity_action_lock_token",
+    fence: "identity_action_fence",
+  },
+  // Sent as named prepared statements by the app's pool (db/prepared-statements.ts).
+  { preparedName: "users_lease" },
+);
 
-export interface LeaseGuardOptions {
+export interface LeaseGuardConfig {
   ttlMs: number;
-  /** Deadline, renewal, ownership checks and the in-flight rule; off, the textbook lease (the TTL alone). */
-  safeguards: boolean;
   /** The provider's limit: a request it has not applied this long after it arrived is never applied. */
   applyLimitMs: number;
   /** Whether the provider refuses a write whose fencing token is older than one it has seen. */
   providerFences: boolean;
-  /** Faults injected from outside (the lab), e.g. a pause or failing releases. */
-  hooks?: SwitchFaultHooks;
-  /** Hears every event of the lease (the lab's timeline). */
-  onEvent?(event: LeaseEvent): void | Promise<void>;
 }
 
-/** The checkpoint before the irreversible step that follows each journal step. */
-const nextStepAfter: Partial<Record<JournalStep, string>> = { acquired: "unlink", unlinked: "link", linked: "save" };
+/** What the guard runs on: the lock, the way work runs under it, and the journal's statements. */
+export interface LeaseGuardParts {
+  lock: LeaseLock<Database, "users">;
+  runUnderLease: RunUnderLease;
+  journal: SwitchJournal;
+}
 
-export function leaseGuard({
-  ttlMs,
-  safeguards,
-  applyLimitMs,
-  providerFences,
-  hooks,
-  onEvent,
-}: LeaseGuardOptions): Guard {
-  // With the safeguards, a call is sent only inside the lease: its bound follows the lease's expiry. The
-  // textbook's calls are bounded by their own timeout only, counted from the acquisition.
-  // The textbook lease saves as it was taught, unconditionally; so does the lab's `unfencedSave` fault.
-  const unfencedSave = !safeguards || hooks?.unfencedSave === true;
-  const bound = safeguards
-    ? { boundMs: applyLimitMs, followsLease: true }
-    : { boundMs: textbookTimeoutMs + applyLimitMs, followsLease: false };
+export const productLeaseParts: LeaseGuardParts = {
+  lock: identityActionLease,
+  runUnderLease: withLease,
+  journal: switchJournal,
+};
+
+export function leaseGuard(config: LeaseGuardConfig, parts: LeaseGuardParts = productLeaseParts): Guard {
+  async function run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>, again = true) {
+    const { db, userId, operationId, targetIdentityId } = request;
+    // The requirement, the intent and the read of what earlier holders left: all in the acquiring statement.
+    const options = {
+      db,
+      ttlMs: config.ttlMs,
+      requires: request.requires?.condition,
+      intent: parts.journal.intent(operationId, targetIdentityId, config.applyLimitMs),
+      also: { leftovers: parts.journal.leftoversRead(userId) },
+      onExtend: parts.journal.boundFollowsLease(userId, operationId, config.applyLimitMs),
+      onEvent: narrateReleaseFailures(db, request),
+    };
+    try {
+      return await parts.runUnderLease(parts.lock, userId, options, (leased) =>
+        runJournaled(config, parts.journal, request, leased, body),
+      );
+    } catch (error) {
+      if (!(error instanceof LeaseUnavailable)) throw error;
+      if (error.reason === "held") throw new OperationInProgress(error.heldUntil, error.remainingMs);
+      if (error.reason === "not-found") throw new UserNotFound(userId);
+      // Unmet: which part, read now. All of it holding now (it changed meanwhile) is worth one more try.
+      const why = await request.requires?.unmet(db);
+      if (why) throw why;
+      if (again) return run(request, body, false);
+      throw new OperationInProgress(null, 1_000, "The request's conditions kept changing; try again.");
+    }
+  }
+  return { run: (request, body) => run(request, body), checksRequirements: true };
+}
+
+/** A failed release is logged and told in words; the lease library retries it. */
+const narrateReleaseFailures =
+  (db: Kysely<Database>, { userId, operationId }: GuardRequest) =>
+  async (event: LeaseEvent) => {
+    if (event.kind !== "release-failed") return;
+    const last = event.attempt >= event.attempts;
+    console.error(
+      `[lease] release of ${userId}'s lease failed (attempt ${event.attempt} of ${event.attempts}):`,
+      event.error,
+    );
+    const next = last ? "the TTL will free it." : "retrying in the background.";
+    await recordEvent(db, {
+      userId,
+      operationId,
+      kind: "release-failed",
+      message: `Releasing operation ${shortId(operationId)}'s lease failed (attempt ${event.attempt} of ${event.attempts}): ${next}`,
+    });
+  };
+
+/** The journal of one operation under its lease: what the section's steps write, and how it ended. */
+interface Progress {
+  journalId: string;
+  /** The primary the intent recorded as the switch's starting point. */
+  journaledFrom: string;
+  /** The save and `done` were written together: nothing is left to record at the end. */
+  finished: boolean;
+  /** Whether this operation may have sent a provider write: until then, a failure leaves nothing to settle. */
+  writesBegun: boolean;
+  outcomeUnknown: boolean;
+}
+
+async function runJournaled<T>(
+  config: LeaseGuardConfig,
+  journal: SwitchJournal,
+  request: GuardRequest,
+  leased: LeaseSection<Database, "users">,
+  body: (section: GuardedSection) => Promise<T>,
+): Promise<T> {
+  const { db } = request;
+  const acquiredUser = userFromRow(leased.row);
+  const progress: Progress = {
+    journalId: leased.intentId!,
+    journaledFrom: acquiredUser.primaryIdentityId,
+    finished: false,
+    writesBegun: false,
+    outcomeUnknown: false,
+  };
+  const leftovers = journal.leftoversFrom(leased.also.leftovers ?? []);
+  await narrateTakeOvers(db, request, leased, leftovers);
+  try {
+    const section = journaledSection(config, journal, request, leased, progress, leftovers);
+    const result = await body({ ...section, acquiredUser: leftovers.length === 0 ? acquiredUser : undefined });
+    // No separate `saved` step: the save, `done` and the release are one write (`finishing`), or nothing was
+    // saved: then `done` and the release are.
+    if (!progress.finished)
+      await leased.releaseWith(() => journal.finishAndRelease(db, progress.journalId, leased.lease));
+    return result;
+  } catch (error) {
+    await recordEnding(config, journal, request, leased, progress, error);
+    throw error;
+  }
+}
+
+async function narrateTakeOvers(
+  db: Kysely<Database>,
+  { userId, operationId }: GuardRequest,
+  { lease }: LeaseSection<Database, "users">,
+  leftovers: JournalEntry[],
+): Promise<void> {
+  for (const entry of leftovers.filter((each) => each.endedWith === null)) {
+    await recordEvent(db, {
+      userId,
+      operationId,
+      kind: "lease-taken-over",
+      message:
+        `The lease of operation ${shortId(entry.operationId)} (token ${entry.fence}) expired unreleased and was ` +
+        `taken over by operation ${shortId(operationId)} (token ${lease.fence}).`,
+    });
+  }
+}
+
+/** How the operation ended, for the next holder: its entry closed with the error, or gone if it wrote nothing. */
+async function recordEnding(
+  config: LeaseGuardConfig,
+  journal: SwitchJournal,
+  { db, userId, operationId }: GuardRequest,
+  { lease }: LeaseSection<Database, "users">,
+  progress: Progress,
+  error: unknown,
+): Promise<void> {
+  const endedWith = error instanceof Error ? error.message : String(error);
+  const ended =
+    progress.writesBegun || progress.outcomeUnknown
+      ? journal.endUnfinished(db, progress.journalId, endedWith, progress.outcomeUnknown ? config.applyLimitMs : null)
+      : journal.discard(db, progress.journalId);
+  await ended.catch(() => undefined);
+  if (error instanceof LeaseLost) {
+    const message = `Operation ${shortId(operationId)} lost its lease: ${error.detail}`;
+    await recordEvent(db, { userId, operationId, kind: "lease-lost", message });
+  }
+  if (error instanceof FencedOff) {
+    const message = `Fenced call refused: operation ${shortId(operationId)} (token ${lease.fence}). ${error.detail}`;
+    await recordEvent(db, { userId, operationId, kind: "fenced", message });
+  }
+}
+
+function journaledSection(
+  config: LeaseGuardConfig,
+  journal: SwitchJournal,
+  { db, userId, operationId }: GuardRequest,
+  leased: LeaseSection<Database, "users">,
+  progress: Progress,
+  leftovers: JournalEntry[],
+): Omit<GuardedSection, "acquiredUser"> {
+  const { lease, deadline } = leased;
+  // The one lease-lost error of the switch: the library's, said as the switch's problem where it is thrown.
+  const checkpoint = (write: string, verify?: () => Promise<boolean>) =>
+    leased.checkpoint(write, verify).catch((error: unknown) => {
+      throw error instanceof LeaseLostError ? new LeaseLost(error.beforeStep ?? write) : error;
+    });
   return {
-    async run({ db, userId, operationId, targetIdentityId }, body) {
-      const narrate = async (event: LeaseEvent) => {
-        await onEvent?.(event);
-        if (event.kind !== "release-failed") return;
-        const last = event.attempt >= event.attempts;
-        console.error(
-          `[lease] release of ${userId}'s lease failed (attempt ${event.attempt} of ${event.attempts}):`,
-          event.error,
-        );
-        const next = last ? "the TTL will free it." : "retrying in the background.";
-        await recordEvent(db, {
-          userId,
-          operationId,
-          kind: "release-failed",
-          message: `Releasing operation ${shortId(operationId)}'s lease failed (attempt ${event.attempt} of ${event.attempts}): ${next}`,
-        });
-      };
-      const options = {
-        db,
-        ttlMs,
-        intent: journal.intentRecorder(operationId, targetIdentityId, bound),
-        onExtend: journal.boundFollowsLease(userId, operationId, applyLimitMs),
-        onEvent: narrate,
-      };
-      try {
-        return await withLeaseForTeaching(
-          identityActionLease,
-          userId,
-          options,
-          { safeguards, hooks },
-          async (section) => {
-            const journalId = section.intentId!;
-            const { lease } = section;
-            const acquiredUser = userFromRow(section.row);
-            // The primary the intent recorded as the switch's starting point.
-            let journaledFrom = acquiredUser.primaryIdentityId;
-            let finished = false;
-            const leftovers = await journal.openEntries(db, userId, journalId);
-            for (const entry of leftovers.filter((each) => each.endedWith === null)) {
-              await recordEvent(db, {
-                userId,
-                operationId,
-                kind: "lease-taken-over",
-                message: `The lease of operation ${shortId(entry.operationId)} (token ${entry.fence}) expired unreleased and was taken over by operation ${shortId(operationId)} (token ${lease.fence}).`,
-              });
-            }
-            let outcomeUnknown = false;
-            // Whether this operation may have sent a provider write: until then, a failure leaves nothing to settle.
-            let writesBegun = false;
-            const lostUnlessSaved = (saved: boolean, step: string) => {
-              if (!saved) throw new LeaseLost(step);
-            };
-            try {
-              const result = await body({
-                db,
-                deadline: section.deadline,
-                fence: lease.fence,
-                savePrimary: async (primaryIdentityId, saveOptions) => {
-                  if (!saveOptions?.finishing)
-                    return unfencedSave
-                      ? void (await savePrimary(db, userId, primaryIdentityId))
-                      : lostUnlessSaved(await lease.update(primaryChange(primaryIdentityId)), "recover");
-                  await hooks?.beforeSave?.();
-                  const saved = unfencedSave
-                    ? await journal.saveUnfencedAndFinish(db, journalId, userId, primaryIdentityId)
-                    : await journal.saveAndFinish(db, journalId, lease, primaryIdentityId);
-                  lostUnlessSaved(saved, "save");
-                  finished = true;
-                },
-                // A recovery may have changed the user since the acquiring statement read it.
-                acquiredUser: leftovers.length === 0 ? acquiredUser : undefined,
-                leftovers,
-                markRecovered: async (entry, message) => {
-                  await journal.resolve(db, entry.id, operationId);
-                  await recordEvent(db, { userId, operationId, kind: "recovered", message });
-                },
-                reached: async (step, fromIdentityId) => {
-                  // The intent is `acquired` from the same starting point: nothing to write. The lease is then
-                  // known to be mine from the acquisition's own answer (the deadline's remaining time), as long
-                  // as only the lease writes its columns: the lab's `lockColumnMapped` rename, which wipes them
-                  // on purpose, is caught at the next owner-checked write instead of before the unlink.
-                  const unchanged = step === "acquired" && fromIdentityId === journaledFrom;
-                  const record = unchanged
-                    ? async () => true
-                    : () => journal.advance(db, journalId, lease, step, fromIdentityId);
-                  if (fromIdentityId !== undefined) journaledFrom = fromIdentityId;
-                  const next = nextStepAfter[step];
-                  if (next) await section.checkpoint(next, record);
-                  else await record();
-                  if (step === "acquired") writesBegun = true;
-                },
-                ensureHeld: async (nextStep) => {
-                  await section.checkpoint(nextStep);
-                  writesBegun = true;
-                },
-                callMayStillLand: () => {
-                  outcomeUnknown = true;
-                  // Without fencing, only time makes a lost write harmless: hold the lease until it cannot land.
-                  if (safeguards && !providerFences)
-                    section.keepFor(applyLimitMs, "a provider call's outcome is unknown");
-                },
-                settleInFlight: async (entry) => {
-                  // The textbook lease trusts its TTL; a provider that fences is read with the newer token.
-                  if (!safeguards || providerFences || entry.inFlightForMs === 0) return;
-                  if (entry.inFlightForMs < section.deadline.remainingMs())
-                    return void (await pause(entry.inFlightForMs));
-                  throw new OperationInProgress(
-                    entry.inFlightUntil,
-                    entry.inFlightForMs,
-                    `A provider call of operation ${shortId(entry.operationId)} may still land until ${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
-                  );
-                },
-              });
-              // No separate `saved` step: the save and `done` are one write (`finishing`), or nothing was saved.
-              if (!finished) await journal.advance(db, journalId, lease, "done");
-              return result;
-            } catch (error) {
-              if (error instanceof WorkCrashed) throw error; // a dead process writes nothing more
-              const endedWith = error instanceof Error ? error.message : String(error);
-              const ended =
-                writesBegun || outcomeUnknown
-                  ? journal.endUnfinished(db, journalId, endedWith, outcomeUnknown ? applyLimitMs : null)
-                  : journal.discard(db, journalId);
-              await ended.catch(() => undefined);
-              if (error instanceof LeaseLostError || error instanceof LeaseLost) {
-                const detail =
-                  error instanceof LeaseLost ? error.detail : new LeaseLost(error.beforeStep ?? "next").detail;
-                const message = `Operation ${shortId(operationId)} lost its lease: ${detail}`;
-                await recordEvent(db, { userId, operationId, kind: "lease-lost", message });
-              }
-              if (error instanceof FencedOff) {
-                const message = `Fenced call refused: operation ${shortId(operationId)} (token ${lease.fence}). ${error.detail}`;
-                await recordEvent(db, { userId, operationId, kind: "fenced", message });
-              }
-              throw error;
-            }
-          },
-        );
-      } catch (error) {
-        if (error instanceof LeaseUnavailable) {
-          throw error.reason === "not-found"
-            ? new UserNotFound(userId)
-            : new OperationInProgress(error.heldUntil, error.remainingMs);
-        }
-        if (error instanceof LeaseLostError) throw new LeaseLost(error.beforeStep ?? "next");
-        if (error instanceof WorkCrashed)
-          throw new OperationCrashed(`Operation ${shortId(operationId)} ${error.message}`);
-        throw error;
-      }
+    db,
+    deadline,
+    fence: lease.fence,
+    savePrimary: leasedSave(journal, db, leased, progress),
+    leftovers,
+    async markRecovered(entry, message) {
+      await journal.resolve(db, entry.id, operationId);
+      await recordEvent(db, { userId, operationId, kind: "recovered", message });
     },
+    async reached(step, fromIdentityId) {
+      // Two steps need no write. The intent is `acquired` from the same starting point: the lease is then known
+      // to be mine from the acquisition's own answer (the deadline's remaining time), as long as only the lease
+      // writes its columns (a save that wipes them is caught at the next owner-checked write instead). And
+      // `linked` is recorded by the save's own statement, which carries the lease's condition in its WHERE.
+      const unrecorded = (step === "acquired" && fromIdentityId === progress.journaledFrom) || step === "linked";
+      const record = unrecorded
+        ? async () => true
+        : () => journal.advance(db, progress.journalId, lease, step, fromIdentityId);
+      if (fromIdentityId !== undefined) progress.journaledFrom = fromIdentityId;
+      await checkpoint(writeAfter[step], record);
+      if (step === "acquired") progress.writesBegun = true;
+    },
+    async ensureHeld(nextWrite) {
+      await checkpoint(nextWrite);
+      progress.writesBegun = true;
+    },
+    callMayStillLand() {
+      progress.outcomeUnknown = true;
+      // Without fencing, only time makes a lost write harmless: hold the lease until it cannot land.
+      if (!config.providerFences) leased.keepFor(config.applyLimitMs, "a provider call's outcome is unknown");
+    },
+    async settleInFlight(entry) {
+      // A provider that fences is read with the newer token; otherwise only time shuts a lost write out.
+      if (config.providerFences || entry.inFlightForMs === 0) return;
+      if (entry.inFlightForMs < deadline.remainingMs()) return void (await pause(entry.inFlightForMs));
+      throw new OperationInProgress(
+        entry.inFlightUntil,
+        entry.inFlightForMs,
+        `A provider call of operation ${shortId(entry.operationId)} may still land until ` +
+          `${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
+      );
+    },
+  };
+}
+
+/**
+ * The saves under the lease, owner-checked: recovery's, and the switch's last write, which releases the
+ * lease in the same statement (unless the journal says it did not). Nothing saved: the lease was lost.
+ */
+function leasedSave(
+  journal: SwitchJournal,
+  db: Kysely<Database>,
+  leased: LeaseSection<Database, "users">,
+  progress: Progress,
+): GuardedSection["savePrimary"] {
+  const { lease } = leased;
+  const lostUnlessSaved = (saved: boolean, step: string) => {
+    if (!saved) throw new LeaseLost(step);
+  };
+  return async (primaryIdentityId, saveOptions) => {
+    if (!saveOptions?.finishing)
+      return lostUnlessSaved(await journal.savePrimary(db, lease, primaryIdentityId), "recover");
+    let saved = false;
+    await leased.releaseWith(async () => {
+      const finished = await journal.saveAndFinish(db, progress.journalId, lease, primaryIdentityId);
+      saved = finished.saved;
+      return finished.released;
+    });
+    lostUnlessSaved(saved, "save");
+    progress.finished = true;
   };
 }

@@ -1,12 +1,14 @@
-/** The switch's provider calls as steps: what a failure of each means for the operation. */
+/** The switch's provider calls as steps, and the one place a provider's failure becomes the operation's problem. */
 import {
   FencedOff,
   LeaseLost,
   ProviderDeadlineExceeded,
   ProviderStepFailed,
+  RecoveryFailed,
   type Problem,
   type ProviderStep,
 } from "../core/problems";
+import type { Deadline } from "../lease";
 import { ProviderCallError, type IdentityProviderClient, type ProviderCallContext } from "../provider/client";
 import type { GuardedSection } from "./guard";
 
@@ -25,6 +27,7 @@ export async function linkTolerant(
   }
 }
 
+/** Runs a provider write of the switch; a failure is the step's problem, and a lost answer is noted. */
 export async function providerStep(
   section: GuardedSection,
   step: ProviderStep,
@@ -35,22 +38,28 @@ export async function providerStep(
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
     if (error.mayHaveLanded) section.callMayStillLand();
-    throw problemFor(section, step, error, () =>
-      error.kind === "deadline"
-        ? new ProviderDeadlineExceeded(step)
-        : new ProviderStepFailed(step, error.status, error.message),
-    );
+    throw providerProblem(step, error, section.deadline);
   }
 }
 
-/** A provider failure as the operation's problem: a lost lease, a fenced call, or what the step makes of it. */
-export function problemFor(
-  section: GuardedSection,
-  step: ProviderStep | "recover",
-  error: ProviderCallError,
-  otherwise: () => Problem,
-): Problem {
-  if (error.kind === "deadline" && section.deadline.firedBecause === "lease-lost") return new LeaseLost(step);
+/** A call shut out by the lease's end (its deadline fired because the lease was lost) or by the provider's fence. */
+function shutOut(step: ProviderStep | "recover", error: ProviderCallError, deadline: Deadline): Problem | null {
+  if (error.kind === "deadline" && deadline.firedBecause === "lease-lost") return new LeaseLost(step);
   if (error.errorCode === "fenced_token") return new FencedOff(step, error.message);
-  return otherwise();
+  return null;
+}
+
+/** A failed step's problem: shut out, out of time (504), or the provider's own failure (502). */
+export function providerProblem(step: ProviderStep, error: ProviderCallError, deadline: Deadline): Problem {
+  return (
+    shutOut(step, error, deadline) ??
+    (error.kind === "deadline"
+      ? new ProviderDeadlineExceeded(step)
+      : new ProviderStepFailed(step, error.status, error.message))
+  );
+}
+
+/** A failed recovery's problem: shut out, or the recovery failed (`what` says which switch it was settling). */
+export function recoveryProblem(error: ProviderCallError, deadline: Deadline, what: string): Problem {
+  return shutOut("recover", error, deadline) ?? new RecoveryFailed(`${what} failed: ${error.message}`, error.status);
 }

@@ -7,14 +7,16 @@
  * longer land, so the reconciler waits `reconcileAfterMs` past that moment, and a round it could not finish
  * for that reason leaves no journal entry behind.
  *
- * Nothing polls at rest: every instance wakes when a switch opens a journal entry (its NOTIFY, migration
- * 0013) and runs a round when the earliest open entry can be settled, looking again every second while its
- * user's lease is held (a release sends no notification); it sweeps every 30 s besides, for a notification
- * lost while its listening connection was down. With nothing half-done, that sweep is all it sends.
+ * Nothing polls at rest, and a switch that finishes wakes nobody: every instance wakes when an operation ends
+ * without finishing its entry (its NOTIFY, migration 0014), and runs a round when the earliest open entry can
+ * be settled, looking again every second while its user's lease is held (a release sends no notification).
+ * It sweeps every 30 s besides: for an entry whose process died before it could say so, and for a
+ * notification lost while its listening connection was down. With nothing half-done, that sweep is all it sends.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { subscribe } from "../core/notifications";
+import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, Problem } from "../core/problems";
 
 export interface ReconcilePolicy {
@@ -91,17 +93,17 @@ interface Reconciler {
   wake(): void;
 }
 
-// One reconciler per process: Next.js may evaluate this module in several bundles (instrumentation, routes).
-const holder = globalThis as typeof globalThis & { __leaseLockLabReconciler?: Reconciler };
+/** This process's reconciler, once started. */
+const reconciler = processSingleton<{ started: Reconciler | null }>("Reconciler", () => ({ started: null }));
 
 /**
  * Runs rounds in this process under the policy `policyNow()` gives at each (null: none to run), one at a
  * time: when the journal changes, when its earliest open entry is due, and every 30 s.
  */
 export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<ReconcilePolicy | null>): void {
-  if (holder.__leaseLockLabReconciler) return;
+  if (reconciler.started) return;
   const state: Reconciler = { timer: null, dueAt: Infinity, running: false, again: false, wake: () => runIn(0) };
-  holder.__leaseLockLabReconciler = state;
+  reconciler.started = state;
 
   function runIn(ms: number): void {
     const at = Date.now() + ms;
@@ -140,8 +142,8 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
   }
 
   subscribe("switch_journal", {
-    // A new entry: the round after it finds when the entry is due. The reconciler's own entries come back
-    // here too, so rounds stay `minGapMs` apart.
+    // An entry left unfinished: the round after it finds when the entry is due. The reconciler's own entries
+    // come back here too, so rounds stay `minGapMs` apart.
     onMessage: () => runIn(minGapMs),
     // Notifications sent while the listening connection was down are lost: a round finds their entries.
     onConnect: () => runIn(0),
@@ -149,7 +151,7 @@ export function startReconciler(db: Kysely<Database>, policyNow: () => Promise<R
   runIn(0);
 }
 
-/** A round soon in this process (its policy changed, e.g. the lab's settings): no-op before the start. */
+/** A round soon in this process (its policy changed): no-op before the start. */
 export function wakeReconciler(): void {
-  holder.__leaseLockLabReconciler?.wake();
+  reconciler.started?.wake();
 }

@@ -1,55 +1,57 @@
 /**
  * The other writer of the user row: a rename. It reads the user, updates the name at the provider (one
  * call), then saves the name. It takes no lease: a rename does not race the provider's linking. Its save
- * writes only the name, so a switch saved meanwhile keeps its primary; with the lab's `lockColumnMapped`
- * it saves as an ORM that maps every column does, writing back the whole copy it read, the lease's
- * columns included: the lesson.
+ * writes only the name, so a switch saved meanwhile keeps its primary.
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
-import { ProviderDeadlineExceeded, ProviderStepFailed, UserNotFound } from "../core/problems";
+import { UserNotFound } from "../core/problems";
 import { Deadline } from "../lease";
 import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
-import { findUser, findUserWithLock, getUserView, saveDisplayName, saveWholeEntity, type UserView } from "./users";
+import { providerProblem } from "./provider-steps";
+import { getUserView, type UserView } from "./user-view";
+import { findUser, saveDisplayName, type User } from "./users";
 
 export interface RenameRequest {
   userId: string;
   displayName: string;
-  /** Given by callers that must know the id before the answer (the lab's experiments). */
+  /** Given by callers that must know the id before the answer. */
   operationId?: string;
 }
 
-export interface RenameOptions {
-  /** Read (and so save) the user with its lock columns, as an ORM that maps them does. */
-  lockColumnMapped: boolean;
-  /** How long the provider call may take. */
-  timeoutMs: number;
+/** How a rename reads the user it renames and saves the new name: the product's reads the row, saves the name. */
+export interface RenameEntity<U extends User> {
+  read(db: Kysely<Database>, userId: string): Promise<U | null>;
+  save(db: Kysely<Database>, user: U, displayName: string): Promise<void>;
 }
 
-export async function renameUser(
+export const userName: RenameEntity<User> = {
+  read: findUser,
+  save: (db, user, displayName) => saveDisplayName(db, user.id, displayName),
+};
+
+export async function renameUser<U extends User>(
   db: Kysely<Database>,
   provider: IdentityProviderClient,
   request: RenameRequest,
-  options: RenameOptions,
+  /** How long the provider call may take. */
+  timeoutMs: number,
+  entity: RenameEntity<U>,
 ): Promise<UserView> {
   const { userId, displayName } = request;
-  const mapped = options.lockColumnMapped ? await findUserWithLock(db, userId) : null;
-  const user = mapped ?? (await findUser(db, userId));
+  const user = await entity.read(db, userId);
   if (!user) throw new UserNotFound(userId);
-  const deadline = new Deadline(options.timeoutMs);
+  const deadline = new Deadline(timeoutMs);
   try {
     const context = { operationId: request.operationId ?? randomUUID(), deadline };
     await provider.renameAccount(user.primaryIdentityId, displayName, context);
   } catch (error) {
     if (!(error instanceof ProviderCallError)) throw error;
-    throw error.kind === "deadline"
-      ? new ProviderDeadlineExceeded("rename")
-      : new ProviderStepFailed("rename", error.status, error.message);
+    throw providerProblem("rename", error, deadline);
   } finally {
     deadline.dispose();
   }
-  if (mapped) await saveWholeEntity(db, { ...mapped, displayName });
-  else await saveDisplayName(db, userId, displayName);
+  await entity.save(db, user, displayName);
   return (await getUserView(db, userId))!;
 }

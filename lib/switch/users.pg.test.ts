@@ -1,7 +1,7 @@
 import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { sql } from "kysely";
 import { createDb } from "../../db/connection";
-import { identityActionLease } from "./identity-action-lease";
+import { identityActionLease } from "./lease-guard";
 import { findUser, primaryChange, saveDisplayName } from "./users";
 
 const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("namedStatements") });

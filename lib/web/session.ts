@@ -9,6 +9,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { NotSignedIn, NotYourUser } from "../core/problems";
+import { requirement, type Requirement } from "../switch/guard";
 
 export const sessionCookieName = "lab_session";
 
@@ -51,8 +52,8 @@ export async function createSessionValue(db: Kysely<Database>, userId: string): 
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The session id a value names, or null for a malformed, forged or expired value. */
-async function verifiedSessionId(db: Kysely<Database>, value: string | undefined): Promise<string | null> {
+/** The session id a value names, or null for a malformed, forged or expired value (its row is not read). */
+export async function verifiedSessionId(db: Kysely<Database>, value: string | undefined): Promise<string | null> {
   const [sessionId, expiresAt, signature, ...rest] = value?.split(".") ?? [];
   if (!sessionId || !expiresAt || !signature || rest.length > 0) return null;
   if (!uuidPattern.test(sessionId) || !/^\d{1,12}$/.test(expiresAt)) return null;
@@ -91,3 +92,21 @@ export async function requireSessionFor(
   if (!sessionUserId) throw new NotSignedIn();
   if (sessionUserId !== userId) throw new NotYourUser();
 }
+
+/**
+ * The requirement, for a statement that checks it with everything else, that session `sessionId` is live
+ * and `userId`'s; when it is not, 401 (signed out, expired) or 403 (another user's).
+ */
+export const sessionFor = (sessionId: string, userId: string): Requirement =>
+  requirement(
+    sql<boolean>`EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId} AND user_id = ${userId} AND expires_at > now())`,
+    async (db) => {
+      const session = await db
+        .selectFrom("sessions")
+        .select("user_id")
+        .where("id", "=", sessionId)
+        .where("expires_at", ">", sql<Date>`now()`)
+        .executeTakeFirst();
+      return session ? new NotYourUser() : new NotSignedIn();
+    },
+  );

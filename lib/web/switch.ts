@@ -8,7 +8,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import type { IdentityProviderClient } from "../provider/client";
-import { reconcileRound, startReconciler } from "../switch/reconciler";
+import { reconcileRound } from "../switch/reconciler";
 import { productSwitchLayer, type SwitchLayer } from "../switch/service";
 
 const switchLayer = async (): Promise<SwitchLayer> =>
@@ -24,6 +24,6 @@ export const rename: SwitchLayer["rename"] = async (db, provider, request) =>
 export const reconcileOnce = async (db: Kysely<Database>, provider: IdentityProviderClient): Promise<string[]> =>
   reconcileRound(db, await (await switchLayer()).reconcilePolicy(db, provider));
 
-/** The background reconciler, under the switch's policy at each round. */
-export const startReconciliation = (db: Kysely<Database>, provider: IdentityProviderClient): void =>
-  startReconciler(db, async () => (await switchLayer()).reconcilePolicy(db, provider));
+/** What runs in the background of this process, for the switch in force (the reconciler; with the lab, its settings). */
+export const startBackground = async (db: Kysely<Database>, provider: IdentityProviderClient): Promise<void> =>
+  (await switchLayer()).start(db, provider);

@@ -36,6 +36,13 @@ const searchedDirectories = () => [
 
 /** The path of `program`, or PartNotInstalled. */
 export function findProgram(program: string, debianPackage: string): string {
+  const found = locateProgram(program);
+  if (found === null) throw new PartNotInstalled(program, debianPackage);
+  return found;
+}
+
+/** The path of `program` on PATH or in the sbin folders, or null. */
+export function locateProgram(program: string): string | null {
   for (const directory of searchedDirectories()) {
     const candidate = path.join(directory, program);
     try {
@@ -45,7 +52,7 @@ export function findProgram(program: string, debianPackage: string): string {
       // not here
     }
   }
-  throw new PartNotInstalled(program, debianPackage);
+  return null;
 }
 
 /** `.lab/<name>/`, created when missing: the part's configuration, data and log. */

@@ -21,6 +21,8 @@ export async function startBalancedPair(options: {
   databaseUrl: string;
   balancerPort: number;
   pgbouncer?: RunningPgBouncer;
+  /** More environment for both instances (a pool size). */
+  env?: Record<string, string>;
 }): Promise<BalancedPair> {
   const balancerUrl = `http://127.0.0.1:${options.balancerPort}`;
   const instancePorts = [options.balancerPort + 1, options.balancerPort + 2];
@@ -31,6 +33,7 @@ export async function startBalancedPair(options: {
         databaseUrl: options.databaseUrl,
         port,
         env: {
+          ...options.env,
           ...options.pgbouncer?.appEnv(options.databaseUrl),
           LAB_INSTANCE: String(index + 1),
           LAB_PEER_URLS: urls.filter((_, other) => other !== index).join(","),

@@ -28,7 +28,9 @@ export const modelRuns = {
   none: 25,
   unfencedSave: 10,
 };
-export const modelReplay = `MODEL_SEED=${modelSeed} MODEL_RUNS=${modelRuns.rich} MODEL_QUICK_RUNS=${modelRuns.quick} MODEL_POOLED_RUNS=${modelRuns.pooled} npm run test:model`;
+export const modelReplay =
+  `MODEL_SEED=${modelSeed} MODEL_RUNS=${modelRuns.rich} MODEL_QUICK_RUNS=${modelRuns.quick} ` +
+  `MODEL_POOLED_RUNS=${modelRuns.pooled} npm run test:model`;
 
 /**
  * Two app instances on the file's database: the file's app and a second one, started for the file; with

@@ -6,6 +6,7 @@
  * After the schedule, everything must settle: every answer is one the contract allows, no lease stays
  * held past its bound, and once reconciled the audit is consistent.
  */
+import { problemSlug } from "../../lib/core/problems";
 import fc from "fast-check";
 import type { AppClient } from "./http-client";
 
@@ -206,7 +207,7 @@ export async function playSchedule(
     : Promise.resolve();
   const outcomeOf = (answer: { status: number; body: { type?: unknown } | null }) => ({
     status: answer.status,
-    type: typeof answer.body?.type === "string" ? answer.body.type.split("/").at(-1)! : null,
+    type: typeof answer.body?.type === "string" ? problemSlug(answer.body.type) : null,
   });
   const switches = schedule.clicks.map(async (click) => {
     await until(click.atMs);

@@ -10,7 +10,8 @@ import {
   sessionCookieName,
   sessionTtlSeconds,
 } from "@/lib/web/session";
-import { findUser, userIdSchema } from "@/lib/switch/users";
+import { userIdSchema } from "@/lib/switch/ids";
+import { findUser } from "@/lib/switch/users";
 
 const bodySchema = z.strictObject({ userId: userIdSchema });
 

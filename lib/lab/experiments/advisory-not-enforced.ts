@@ -7,7 +7,8 @@ export const advisoryNotEnforced: Experiment = {
   question: "Does the lease protect the user from every writer?",
   failureMode: "The lock is advisory: a writer that does not take it is not stopped",
   expected:
-    "While a switch holds the lease, the support tool sets the primary directly: nothing stops it, both change the provider, and the provider is corrupted.",
+    "While a switch holds the lease, the support tool sets the primary directly: " +
+    "nothing stops it, both change the provider, and the provider is corrupted.",
   tryNext: "Click Make primary and, while it runs, POST /api/lab/support/users/{id}/primary { identityId } with curl.",
   async run(lab) {
     await lab.fresh({ provider: slowSwitchCalls(400) });
@@ -33,8 +34,17 @@ export const advisoryNotEnforced: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `The switch held ada's lease when the support tool started; the support tool never asked for it, so it read the same primary and made its own calls (${writes.support} applied) between the switch's (${writes.switch} applied). The provider ended split: ${audit.violations.join("; ")}. A lease stored as data is advisory: it only keeps apart the writers that take it. Every path that changes the user's links (support tools, scripts, admin pages) must go through the lease.`
-        : `Expected the support tool to change the provider while the switch held the lease, and the audit to fail. Measured: the lease was ${leaseWhenSupportStarts.held ? "held" : "not held"} when the support tool started; the support tool got ${writes.support} provider writes applied and the switch ${writes.switch}; the audit is ${audit.consistent ? "consistent" : "inconsistent"}.`,
+        ? "The switch held ada's lease when the support tool started; the support tool never asked for it, " +
+          `so it read the same primary and made its own calls (${writes.support} applied) ` +
+          `between the switch's (${writes.switch} applied). The provider ended split: ` +
+          `${audit.violations.join("; ")}. A lease stored as data is advisory: ` +
+          "it only keeps apart the writers that take it. Every path that changes the user's links (support " +
+          "tools, scripts, admin pages) must go through the lease."
+        : "Expected the support tool to change the provider while the switch held the lease, " +
+          "and the audit to fail. Measured: the lease was " +
+          `${leaseWhenSupportStarts.held ? "held" : "not held"} when the support tool started; ` +
+          `the support tool got ${writes.support} provider writes applied and the switch ${writes.switch}; ` +
+          `the audit is ${audit.consistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

@@ -117,9 +117,30 @@ const landedAndSettled = (variant: DuringLink): boolean =>
 
 function duringLinkWords(variant: DuringLink): string {
   const fencing = variant.enforceFencing
-    ? "With fencing enforced, the reconciler took the lease as soon as it had expired: its reads carry a newer token, and any later write of the dead holder would have been refused."
-    : "Without fencing, the reconciler waited until the dead holder's calls could no longer land (its lease's last expiry plus the provider's limit), as any reader must.";
-  return `Crash during the link, fencing ${variant.enforceFencing ? "enforced" : "off"}: the process died while its link call was at the provider. The provider applied it anyway (${variant.link?.status}, logged client-closed: its caller had gone). ${fencing} ${variant.settledAfterMs} ms after the crash the reconciler settled the journal entry left at "${variant.crashedJournalStep}": it read the provider, found the link done and saved the new primary (${variant.localPrimary}), with no further click. The audit is settled and consistent.`;
+    ? "With fencing enforced, the reconciler took the lease as soon as it had expired: its reads carry a " +
+      "newer token, and any later write of the dead holder would have been refused."
+    : "Without fencing, the reconciler waited until the dead holder's calls could no longer land (its " +
+      "lease's last expiry plus the provider's limit), as any reader must.";
+  return (
+    `Crash during the link, fencing ${variant.enforceFencing ? "enforced" : "off"}: the process died while ` +
+    `its link call was at the provider. The provider applied it anyway (${variant.link?.status}, logged ` +
+    `client-closed: its caller had gone). ${fencing} ${variant.settledAfterMs} ms after the crash the ` +
+    `reconciler settled the journal entry left at "${variant.crashedJournalStep}": it read the provider, ` +
+    `found the link done and saved the new primary (${variant.localPrimary}), with no further click. ` +
+    "The audit is settled and consistent."
+  );
+}
+
+/** What a crash during the link left, in the words of an unexpected verdict. */
+function duringLinkMeasured(variant: DuringLink): string {
+  const link = variant.link ? `${variant.link.status} ${variant.link.outcome ?? ""}` : "nothing";
+  const audit = variant.auditConsistent ? "consistent" : `inconsistent (${variant.violations.join("; ")})`;
+  return (
+    `Crash during the link, fencing ${variant.enforceFencing ? "enforced" : "off"}: the crashed switch ` +
+    `answered ${variant.crashed.status}; the provider logged its link as ${link}; the entry (step ` +
+    `${variant.crashedJournalStep}) was ${variant.settledBy ? "settled" : "not settled"}; the local primary ` +
+    `is ${variant.localPrimary}; the audit is ${variant.auditSettled ? "settled" : "not settled"} and ${audit}.`
+  );
 }
 
 export const crashAfterAcquire: Experiment = {
@@ -128,9 +149,13 @@ export const crashAfterAcquire: Experiment = {
   question: "What if the process dies holding the lease: no finally, no release, no renewal?",
   failureMode: "Crash after acquire: the lease is never released",
   expected:
-    "The crashed switch stops dead; the lease stays (not renewed) until its TTL, refusing others meanwhile; then the next switch takes it over and recovers the half-done switch from the journal. A process that dies with its link at the provider: the provider applies the link after its caller has gone, and the background reconciler settles the switch with no further click, fencing off or on.",
+    "The crashed switch stops dead; the lease stays (not renewed) until its TTL, refusing others meanwhile; " +
+    "then the next switch takes it over and recovers the half-done switch from the journal. A process that " +
+    "dies with its link at the provider: the provider applies the link after its caller has gone, and the " +
+    "background reconciler settles the switch with no further click, fencing off or on.",
   tryNext:
-    "Set the fault `crash` to after-unlink on the main page (PUT /api/lab { faults: { crash } }), click, and watch the next click finish the half-done switch.",
+    "Set the fault `crash` to after-unlink on the main page (PUT /api/lab { faults: " +
+    "{ crash } }), click, and watch the next click finish the half-done switch.",
   async run(lab) {
     const acquire = await afterAcquire(lab);
     const unfenced = await duringLink(lab, false);
@@ -150,19 +175,28 @@ export const crashAfterAcquire: Experiment = {
       asExpected,
       explanation: asExpected
         ? [
-            `The first switch acquired the lease and its process "died" right after (the lab's crash fault): no finally ran, so nothing released the lease, and nothing renewed it either (its expiry did not move in ${ttlMs / 2} ms). A switch in the meantime got 409. After about ${acquire.lockedOutMs} ms the lease expired by itself; the next switch took it over, found the crashed switch in the journal at step "${acquire.crashedJournalStep}", settled it against the provider, then did its own work. The audit is consistent. The TTL is what turns a crash into a wait instead of a permanent lock.`,
+            `The first switch acquired the lease and its process "died" right after (the lab's crash fault): ` +
+              "no finally ran, so nothing released the lease, and nothing renewed it either (its expiry did " +
+              `not move in ${ttlMs / 2} ms). A switch in the meantime got 409. After about ` +
+              `${acquire.lockedOutMs} ms the lease expired by itself; the next switch took it over, found the ` +
+              `crashed switch in the journal at step "${acquire.crashedJournalStep}", settled it against the ` +
+              "provider, then did its own work. The audit is consistent. The TTL is what turns a crash into a " +
+              "wait instead of a permanent lock.",
             duringLinkWords(unfenced),
             duringLinkWords(fenced),
           ].join(" ")
-        : `Expected a crash answer, a held but unrenewed lease, a 409 meanwhile, then a 200 that recovers the journal entry; and, for a crash during the link, the link applied after its caller had gone and the switch settled by the reconciler. Measured: the crashed switch answered ${acquire.crashed.status}, the switch meanwhile ${acquire.refusedMeanwhile.status}, and the next one ${acquire.next.status}. The lease was ${acquire.leaseRenewedAfterCrash ? "renewed after the crash" : "not renewed after the crash"}, and the journal entry was ${acquire.recoveredBy ? `recovered by ${acquire.recoveredBy}` : "recovered by nobody"}. ${[
-            unfenced,
-            fenced,
-          ]
-            .map(
-              (variant) =>
-                `Crash during the link, fencing ${variant.enforceFencing ? "enforced" : "off"}: the crashed switch answered ${variant.crashed.status}; the provider logged its link as ${variant.link ? `${variant.link.status} ${variant.link.outcome ?? ""}` : "nothing"}; the entry (step ${variant.crashedJournalStep}) was ${variant.settledBy ? "settled" : "not settled"}; the local primary is ${variant.localPrimary}; the audit is ${variant.auditSettled ? "settled" : "not settled"} and ${variant.auditConsistent ? "consistent" : `inconsistent (${variant.violations.join("; ")})`}.`,
-            )
-            .join(" ")}`,
+        : [
+            "Expected a crash answer, a held but unrenewed lease, a 409 meanwhile, then a 200 that recovers " +
+              "the journal entry; and, for a crash during the link, the link applied after its caller had gone " +
+              `and the switch settled by the reconciler. Measured: the crashed switch answered ` +
+              `${acquire.crashed.status}, the switch meanwhile ${acquire.refusedMeanwhile.status}, and the next ` +
+              `one ${acquire.next.status}. The lease was ` +
+              `${acquire.leaseRenewedAfterCrash ? "renewed after the crash" : "not renewed after the crash"}, ` +
+              "and the journal entry was " +
+              `${acquire.recoveredBy ? `recovered by ${acquire.recoveredBy}` : "recovered by nobody"}.`,
+            duringLinkMeasured(unfenced),
+            duringLinkMeasured(fenced),
+          ].join(" "),
     };
   },
 };

@@ -81,9 +81,15 @@ export const leaseStolen: Experiment = {
   question: "What happens when the holder is only slow (a GC pause), not dead, and its lease runs out?",
   failureMode: "Lease stolen: the TTL passes while the holder still works, a second one takes the lease",
   expected:
-    "Textbook lease (safeguards off): the first switch pauses past its TTL, a second switch takes the lease over, both make provider calls, and the audit names the corruption. With the safeguards, a pause right before the save, past the hold cap: the second switch takes over and finishes, the first one's save carries the lease's condition and changes nothing (409 lease-lost), and the audit is consistent.",
+    "Textbook lease (safeguards off): the first switch pauses past its TTL, " +
+    "a second switch takes the lease over, both make provider calls, " +
+    "and the audit names the corruption. With the safeguards, a pause right before the save, " +
+    "past the hold cap: the second switch takes over and finishes, the first one's save carries the " +
+    "lease's condition and changes nothing (409 lease-lost), and the audit is consistent.",
   tryNext:
-    "On the main page, arm a pause after acquire longer than the TTL with the safeguards off, click twice; then turn the safeguards on, arm a pause right before the save longer than 3 × TTL, and click twice again.",
+    "On the main page, arm a pause after acquire longer than the TTL with the safeguards off, " +
+    "click twice; then turn the safeguards on, arm a pause right before the save longer than 3 × " +
+    "TTL, and click twice again.",
   async run(lab) {
     const stolen = await textbook(lab);
     const fenced = await pausedAtSave(lab);
@@ -103,11 +109,33 @@ export const leaseStolen: Experiment = {
       asExpected,
       explanation: asExpected
         ? [
-            `Textbook: the first switch paused ${stolen.pauseMs} ms with a ${ttlMs} ms lease. Once the lease had expired, the second switch took it over and changed the provider (${stolen.providerWritesApplied.second} writes). The first one never checked its lease: it woke up and made its calls too (${stolen.providerWritesApplied.first} applied), from a primary it had read before the pause. The provider ended split: ${stolen.violations.join("; ")}.`,
-            `With the safeguards, the first switch made both its calls, passed its last check, and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. Renewals stopped at the hold cap (${fenced.holdCapMs} ms): the lease expired ${fenced.leaseHeldMs} ms after it was taken, and the second switch took it over: it finished the first one's half-done switch from the journal, then made its own (${fenced.second.status}).`,
-            `The first switch woke and sent its save, but the save's WHERE carries the lease's token and expiry: 0 rows, so it changed nothing and answered ${fenced.first.status} ${fenced.first.problemType}. The local primary is the second switch's target (${fenced.localPrimary}) and the audit is consistent. Only a write that carries its own condition is safe from a pause.`,
+            `Textbook: the first switch paused ${stolen.pauseMs} ms with a ${ttlMs} ms lease. ` +
+              "Once the lease had expired, the second switch took it over and changed the provider " +
+              `(${stolen.providerWritesApplied.second} writes). The first one never checked its lease: ` +
+              `it woke up and made its calls too (${stolen.providerWritesApplied.first} applied), ` +
+              "from a primary it had read before the pause. The provider ended split: " +
+              `${stolen.violations.join("; ")}.`,
+            "With the safeguards, the first switch made both its calls, passed its last check, " +
+              `and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. ` +
+              `Renewals stopped at the hold cap (${fenced.holdCapMs} ms): the lease expired ` +
+              `${fenced.leaseHeldMs} ms after it was taken, and the second switch took it over: ` +
+              "it finished the first one's half-done switch from the journal, then made its own " +
+              `(${fenced.second.status}).`,
+            "The first switch woke and sent its save, but the save's WHERE carries the lease's token and " +
+              `expiry: 0 rows, so it changed nothing and answered ${fenced.first.status} ` +
+              `${fenced.first.problemType}. The local primary is the second switch's target ` +
+              `(${fenced.localPrimary}) and the audit is consistent. Only a write that carries its own ` +
+              "condition is safe from a pause.",
           ].join(" ")
-        : `Expected the textbook variant to corrupt the provider, and the paused save to be refused. Measured, textbook: the first switch got ${stolen.providerWritesApplied.first} provider writes applied and the second ${stolen.providerWritesApplied.second}, and the audit is ${stolen.auditConsistent ? "consistent" : "inconsistent"}. Paused at the save: the first switch answered ${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""}, the second ${fenced.second.status}, the local primary is ${fenced.localPrimary ?? "none"}, and the audit is ${fenced.auditConsistent ? "consistent" : `inconsistent (${fenced.violations.join("; ")})`}.`,
+        : "Expected the textbook variant to corrupt the provider, and the paused save to be refused. " +
+          `Measured, textbook: the first switch got ${stolen.providerWritesApplied.first} provider writes ` +
+          `applied and the second ${stolen.providerWritesApplied.second}, and the audit is ` +
+          `${stolen.auditConsistent ? "consistent" : "inconsistent"}. Paused at the save: ` +
+          "the first switch answered " +
+          `${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""}, ` +
+          `the second ${fenced.second.status}, the local primary is ${fenced.localPrimary ?? "none"}, ` +
+          "and the audit is " +
+          `${fenced.auditConsistent ? "consistent" : `inconsistent (${fenced.violations.join("; ")})`}.`,
     };
   },
 };

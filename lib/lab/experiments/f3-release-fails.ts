@@ -1,11 +1,4 @@
-import { OperationInProgress } from "../../core/problems";
-import { Deadline } from "../../lease";
-import { textbookTimeoutMs, type LeaseHooks } from "../../lease/testing";
-import { unjournaled, type Guard } from "../../switch/guard";
-import { identityActionLease } from "../../switch/identity-action-lease";
-import { findUser, savePrimary } from "../../switch/users";
-import { labFaultHooks } from "../faults";
-import type { OperationRecorder } from "../lane-recorder";
+import { findUser } from "../../switch/users";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
@@ -13,61 +6,19 @@ import type { Experiment } from "./types";
 // ours is free a second or so after its answer.
 const ttlMs = 5_000;
 
-/**
- * The textbook lease: acquire, work, release in `finally`, with nothing between the release and the
- * caller, so a release that throws replaces the work's result with its error. Its release fails as the
- * lab's `releaseFailures` fault says, as ours does. What it does is told to the lane (`lane`).
- */
-const textbookLease =
-  (hooks: LeaseHooks) =>
-  (lane: OperationRecorder): Guard => ({
-    async run({ db, userId }, body) {
-      const acquisition = await identityActionLease.acquire(db, userId, { ttlMs });
-      if (!acquisition.acquired) {
-        const heldUntil = acquisition.reason === "held" ? acquisition.heldUntil : null;
-        await lane.leaseEvent({ kind: "refused", heldUntil });
-        throw new OperationInProgress(heldUntil, 0);
-      }
-      await lane.leaseEvent({ kind: "acquired", lease: acquisition.lease });
-      const deadline = new Deadline(textbookTimeoutMs);
-      const save = async (primaryIdentityId: string) => void (await savePrimary(db, userId, primaryIdentityId));
-      const release = async () => {
-        try {
-          hooks.beforeRelease?.(1);
-          await acquisition.lease.release();
-          await lane.leaseEvent({ kind: "released" });
-        } catch (error) {
-          await lane.leaseEvent({ kind: "release-failed", attempt: 1, attempts: 1, error });
-          throw error;
-        }
-      };
-      try {
-        return await body({ db, deadline, fence: acquisition.lease.fence, savePrimary: save, ...unjournaled });
-      } finally {
-        deadline.dispose();
-        // The textbook's flaw, kept: a release that throws here replaces the body's result.
-        await release();
-      }
-    },
-  });
-
 /** A switch whose release fails, a second switch right after it, and when the lease became free again. */
 async function releaseFails(
   lab: Lab,
   variant: string,
   label: string,
   releaseFailures: number,
-  guard?: (hooks: LeaseHooks) => (lane: OperationRecorder) => Guard,
+  leaseSafeguards: boolean,
 ) {
-  const settings = await lab.fresh(
-    { leaseTtlMs: ttlMs, provider: slowSwitchCalls(150), faults: { releaseFailures } },
+  await lab.fresh(
+    { leaseTtlMs: ttlMs, leaseSafeguards, provider: slowSwitchCalls(150), faults: { releaseFailures } },
     variant,
   );
-  const first = await lab.switchTo(
-    ada.github,
-    label,
-    guard && { strategy: "lease", guard: guard(labFaultHooks(lab.db, settings)) },
-  );
+  const first = await lab.switchTo(ada.github, label);
   const meanwhile = await lab.switchTo(ada.email, "second switch, right after the first answered");
   await lab.leaseFreeAfter(ttlMs * 2);
   const leaseFreeAfterAnswerMs = lab.sinceStart() - first.endedMs;
@@ -99,25 +50,32 @@ export const releaseFailsAfterCalls: Experiment = {
   question: "What does the client get when the switch worked but releasing the lease failed?",
   failureMode: "Release fails: the work is done, the lease is not given back",
   expected:
-    "Textbook (release in finally, its error to the caller): the client gets an error for a switch that happened (the provider and the user row changed). Ours answers 200 and retries the release in the background. Either way a second switch meanwhile gets 409, until the release succeeds (ours, about a second after the answer, well before the 5 s TTL) or the TTL passes (textbook).",
+    "Textbook (release in finally, its error to the caller): the client gets an error (503: the connection failed under " +
+    "the release) for a switch that happened (the provider and the user row changed). Ours answers 200 and retries the release " +
+    "in the background. Either way a second switch meanwhile gets 409, " +
+    "until the release succeeds (ours, about a second after the answer, well before the 5 s TTL) " +
+    "or the TTL passes (textbook).",
   tryNext:
-    "Set the fault `releaseFailures` to 2 on the main page, click Make primary (200), click again at once (409), and watch the events: two failed releases, then the lease is free; set it to 4 and the TTL frees it.",
+    "Set the fault `releaseFailures` to 2 on the main page, click Make primary (200), " +
+    "click again at once (409), and watch the events: two failed releases, " +
+    "then the lease is free; set it to 4 and the TTL frees it.",
   async run(lab) {
     const textbook = await releaseFails(
       lab,
       "textbook: release in finally, its error to the caller",
       "textbook switch (its release fails)",
       1,
-      textbookLease,
+      false,
     );
     const ours = await releaseFails(
       lab,
       "ours: the release retried in the background",
       "our switch (its first two releases fail)",
       2,
+      true,
     );
     const asExpected =
-      textbook.first.status === 500 &&
+      textbook.first.status === 503 &&
       textbook.providerWritesApplied === 2 &&
       textbook.primaryInUserRow === ada.github &&
       textbook.secondMeanwhile.status === 409 &&
@@ -135,8 +93,28 @@ export const releaseFailsAfterCalls: Experiment = {
       observed: { ttlMs, textbook, ours },
       asExpected,
       explanation: asExpected
-        ? `Textbook: the switch made both provider calls (${textbook.providerWritesApplied} applied) and saved the new primary (${textbook.primaryInUserRow}), then its release in finally threw, and that error replaced the result: the client got ${textbook.first.status} for a switch that happened, and may well retry it. The lease stayed: a second switch got ${textbook.secondMeanwhile.status}, and only the TTL freed it, ${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the same switch answered ${ours.first.status}; the failed release was logged and retried in the background with backoff (${ours.releaseFailedEvents} failed attempts recorded as events), a second switch meanwhile got ${ours.secondMeanwhile.status}, and attempt ${ours.releaseFailedEvents + 1} freed the lease ${ours.leaseFreeAfterAnswerMs} ms after the answer, ${Math.round(textbook.leaseFreeAfterAnswerMs / ours.leaseFreeAfterAnswerMs)} times sooner than the textbook's TTL did. A release is housekeeping: its failure must not turn finished work into an error, and the TTL is the backstop if every retry fails.`
-        : `Expected the textbook switch to answer 500 when its release fails and its lease to stay until the TTL, and ours to answer 200 and be freed by its retried release long before it. Measured, textbook: the switch answered ${textbook.first.status} with ${textbook.providerWritesApplied} provider writes applied, a switch meanwhile ${textbook.secondMeanwhile.status}, and the lease was freed by ${textbook.freedBy} ${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the switch answered ${ours.first.status}, a switch meanwhile ${ours.secondMeanwhile.status}, and the lease was freed by ${ours.freedBy} ${ours.leaseFreeAfterAnswerMs} ms after the answer, after ${ours.releaseFailedEvents} failed releases.`,
+        ? `Textbook: the switch made both provider calls (${textbook.providerWritesApplied} applied) ` +
+          `and saved the new primary (${textbook.primaryInUserRow}), then its release in finally threw, ` +
+          `and that error replaced the result: the client got ${textbook.first.status} for a switch that ` +
+          "happened, and may well retry it. The lease stayed: a second switch got " +
+          `${textbook.secondMeanwhile.status}, and only the TTL freed it, ` +
+          `${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the same switch answered ` +
+          `${ours.first.status}; the failed release was logged and retried in the background with backoff ` +
+          `(${ours.releaseFailedEvents} failed attempts recorded as events), ` +
+          `a second switch meanwhile got ${ours.secondMeanwhile.status}, and attempt ` +
+          `${ours.releaseFailedEvents + 1} freed the lease ${ours.leaseFreeAfterAnswerMs} ms after the ` +
+          `answer, ${Math.round(textbook.leaseFreeAfterAnswerMs / ours.leaseFreeAfterAnswerMs)} times ` +
+          "sooner than the textbook's TTL did. A release is housekeeping: its failure must not turn " +
+          "finished work into an error, and the TTL is the backstop if every retry fails."
+        : "Expected the textbook switch to answer 503 when its release fails and its lease to stay until " +
+          "the TTL, and ours to answer 200 and be freed by its retried release long before it. " +
+          `Measured, textbook: the switch answered ${textbook.first.status} with ` +
+          `${textbook.providerWritesApplied} provider writes applied, a switch meanwhile ` +
+          `${textbook.secondMeanwhile.status}, and the lease was freed by ${textbook.freedBy} ` +
+          `${textbook.leaseFreeAfterAnswerMs} ms after the answer. Ours: the switch answered ` +
+          `${ours.first.status}, a switch meanwhile ${ours.secondMeanwhile.status}, ` +
+          `and the lease was freed by ${ours.freedBy} ${ours.leaseFreeAfterAnswerMs} ms after the answer, ` +
+          `after ${ours.releaseFailedEvents} failed releases.`,
     };
   },
 };

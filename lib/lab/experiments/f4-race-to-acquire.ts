@@ -16,8 +16,16 @@ export const raceToAcquireTwo: Experiment = {
       observed: race,
       asExpected,
       explanation: asExpected
-        ? `Both UPDATEs reached the row together. The first took its row lock and updated it (fence ${race.rowBefore.fence} → ${race.rowAfter.fence}); the second was seen waiting for that lock in pg_locks. Once the first committed (after ${race.commitHeldMs} ms here), the second re-evaluated its WHERE on the committed row, where the lease was now unexpired, and updated 0 rows: it answered after ${race.loserWaitMs.max} ms with "held". A SELECT then UPDATE would have let both see a free lease; one conditional UPDATE cannot.`
-        : `Expected 1 acquiring UPDATE to take the row, the other to match 0 rows, and 1 session seen waiting on the row lock. Measured: ${race.rowsUpdated} took the row, ${race.matchedZeroRows} matched 0 rows, and ${race.waitingSessionsSeen} waiting session(s) were seen.`,
+        ? "Both UPDATEs reached the row together. The first took its row lock and updated it (fence " +
+          `${race.rowBefore.fence} → ${race.rowAfter.fence}); the second was seen waiting for that lock ` +
+          `in pg_locks. Once the first committed (after ${race.commitHeldMs} ms here), ` +
+          "the second re-evaluated its WHERE on the committed row, where the lease was now unexpired, " +
+          `and updated 0 rows: it answered after ${race.loserWaitMs.max} ms with "held". ` +
+          "A SELECT then UPDATE would have let both see a free lease; one conditional UPDATE cannot."
+        : "Expected 1 acquiring UPDATE to take the row, the other to match 0 rows, " +
+          `and 1 session seen waiting on the row lock. Measured: ${race.rowsUpdated} took the row, ` +
+          `${race.matchedZeroRows} matched 0 rows, and ${race.waitingSessionsSeen} waiting session(s) ` +
+          "were seen.",
     };
   },
 };

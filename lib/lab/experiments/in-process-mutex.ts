@@ -1,4 +1,5 @@
 import { setTimeout as pause } from "node:timers/promises";
+import { problemSlug } from "../../core/problems";
 import { instanceId } from "../instance";
 import { peerUrls } from "../instances";
 import { inProcessGuard } from "../strategies";
@@ -52,7 +53,7 @@ async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityI
     label: `switch on the other instance (${peerUrl})`,
     operationId: operationId ?? "",
     status: answer.status,
-    problemType: body.type?.split("/").at(-1) ?? null,
+    problemType: problemSlug(body.type),
     startedMs,
     endedMs: lab.sinceStart(),
   };
@@ -108,7 +109,9 @@ export const inProcessMutex: Experiment = {
   question: "Why not just a lock in the application's memory?",
   failureMode: null,
   expected:
-    "With one instance the in-process mutex queues the switches and the provider stays consistent; with two, each instance's memory has its own mutex, both switches run, and the provider is corrupted; the lease holds across both.",
+    "With one instance the in-process mutex queues the switches and the provider stays consistent; " +
+    "with two, each instance's memory has its own mutex, both switches run, " +
+    "and the provider is corrupted; the lease holds across both.",
   tryNext:
     "Start `npm run dev -- --instances 2`, choose the in-process strategy, and click Make primary in a tab of each instance at once.",
   async run(lab) {
@@ -146,8 +149,20 @@ export const inProcessMutex: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `One instance: the second switch queued on the promise chain (it ended ${Math.abs(second.endedMs - first.endedMs)} ms after the first) and both succeeded, consistent. Two instances (${peer ? "a real one at " + peer : "simulated by a second mutex with its own memory, as another process has"}): neither memory knew of the other's switch, both ran their calls at once (${twoInstances.providerWritesApplied.here} and ${twoInstances.providerWritesApplied.there} writes applied) and the provider split: ${twoInstances.violations.join("; ")}. The lease lives in the database both instances share: one switch got ${lease.here.status}, the other ${lease.there.status}, consistent. A lock must live where every writer can see it.`
-        : `Expected the in-process mutex to keep one instance's clicks apart but not two instances', and the lease to keep both apart. Measured: on one instance the clicks answered ${first.status} and ${second.status}, the second ${secondWaitedForFirst ? "waited for the first" : "did not wait for the first"}, and the audit is ${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. On two instances the audit is ${twoInstances.auditConsistent ? "consistent" : "inconsistent"}. Under the lease the two instances answered ${lease.here.status} and ${lease.there.status}, and the audit is ${lease.auditConsistent ? "consistent" : "inconsistent"}.`,
+        ? `One instance: the second switch queued on the promise chain (it ended ${Math.abs(second.endedMs - first.endedMs)} ms ` +
+          `after the first) and both succeeded, consistent. Two instances ` +
+          `(${peer ? "a real one at " + peer : "simulated by a second mutex with its own memory, as another process has"}): ` +
+          `neither memory knew of the other's switch, both ran their calls at once (${twoInstances.providerWritesApplied.here} ` +
+          `and ${twoInstances.providerWritesApplied.there} writes applied) and the provider split: ` +
+          `${twoInstances.violations.join("; ")}. The lease lives in the database both instances share: one switch got ` +
+          `${lease.here.status}, the other ${lease.there.status}, consistent. A lock must live where every writer can see it.`
+        : `Expected the in-process mutex to keep one instance's clicks apart but not two instances', and the lease to keep both ` +
+          `apart. Measured: on one instance the clicks answered ${first.status} and ${second.status}, the second ` +
+          `${secondWaitedForFirst ? "waited for the first" : "did not wait for the first"}, and the audit is ` +
+          `${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. On two instances the audit is ` +
+          `${twoInstances.auditConsistent ? "consistent" : "inconsistent"}. Under the lease the two instances answered ` +
+          `${lease.here.status} and ${lease.there.status}, and the audit is ` +
+          `${lease.auditConsistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

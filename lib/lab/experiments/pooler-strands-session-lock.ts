@@ -38,9 +38,15 @@ export const poolerStrandsSessionLock: Experiment = {
   question: "What becomes of a session advisory lock behind a pooler in transaction mode, and of the lease?",
   failureMode: "The pooler hands the locking session's server connection to others: the lock is stranded there",
   expected:
-    "Through PgBouncer, `session-advisory` takes pg_advisory_lock on a server connection the pooler gives back at once; the switch ends and closes its client, but the server connection stays open in the pool, so the lock is still granted after the switch, on a backend back in the pool (idle, or already handed on), and no other session can take it. The lease, through the same pooler, switches, refuses a concurrent second click and is free afterwards.",
+    "Through PgBouncer, `session-advisory` takes pg_advisory_lock on a server connection the pooler " +
+    "gives back at once; the switch ends and closes its client, but the server connection stays open " +
+    "in the pool, so the lock is still granted after the switch, on a backend back in the pool " +
+    "(idle, or already handed on), and no other session can take it. The lease, " +
+    "through the same pooler, switches, refuses a concurrent second click and is free afterwards.",
   tryNext:
-    "With `npm run dev -- --pgbouncer`, choose `session-advisory`, click Make primary, then SELECT pid, state FROM pg_locks JOIN pg_stat_activity USING (pid) WHERE locktype = 'advisory'.",
+    "With `npm run dev -- --pgbouncer`, choose `session-advisory`, click Make primary, " +
+    "then SELECT pid, state FROM pg_locks JOIN pg_stat_activity USING (pid) " +
+    "WHERE locktype = 'advisory'.",
   needs: ["pgbouncer"],
   async run(lab) {
     const probe = new pg.Client({ connectionString: config.directDatabaseUrl, application_name: "lab:probe" });
@@ -95,8 +101,28 @@ export const poolerStrandsSessionLock: Experiment = {
         },
         asExpected,
         explanation: asExpected
-          ? `PgBouncer runs in ${pooler.poolMode} pooling. The session-advisory switch answered ${sessionSwitch.status} and closed its client connection; yet PostgreSQL still lists its advisory lock granted, on backend ${stranded[0]!.pid}, now back in PgBouncer's pool (${stranded[0]!.state === "idle" ? "idle" : `${stranded[0]!.state}: the pooler has handed it on, the lock still on it`}): closing a client of a transaction pooler does not close the server connection that ran pg_advisory_lock, and its pg_advisory_unlock, had it sent one, would have gone to whichever server connection the pooler picked. Another session's pg_try_advisory_lock got false: ada's switches under session-advisory now wait for their lock_timeout (or win at once, when the pooler happens to give them that very backend, since a session's advisory locks are re-entrant), until PgBouncer closes that server connection, after ${lifetime}. The lease, through the same pooler, needs nothing of the session: the two clicks answered ${statuses.join(" and ")}, the lease is free again and the audit is consistent. The run ended the stranded backend (pg_terminate_backend), so that the lab is usable again.`
-          : `Expected a stranded session lock behind a transaction pooler, and the lease unharmed beside it. Measured: PgBouncer runs in ${pooler.poolMode} pooling; the session-advisory switch answered ${sessionSwitch.status}; ${stranded.length} advisory lock(s) stayed granted (${stranded.map((lock) => `backend ${lock.pid}, ${lock.state}`).join("; ") || "none"}); another session ${anotherSessionTookIt ? "could" : "could not"} take the lock. The lease's two clicks answered ${statuses.join(" and ")}, the lease is ${leaseAfter.held ? "still held" : "free"}, and the audit is ${audit.consistent ? "consistent" : "inconsistent"}.`,
+          ? `PgBouncer runs in ${pooler.poolMode} pooling. The session-advisory switch answered ` +
+            `${sessionSwitch.status} and closed its client connection; yet PostgreSQL still lists its ` +
+            `advisory lock granted, on backend ${stranded[0]!.pid}, now back in PgBouncer's pool ` +
+            `(${stranded[0]!.state === "idle" ? "idle" : `${stranded[0]!.state}: the pooler has handed it on, the lock still on it`}): ` +
+            "closing a client of a transaction pooler does not close the server connection that ran " +
+            "pg_advisory_lock, and its pg_advisory_unlock, had it sent one, would have gone to whichever " +
+            "server connection the pooler picked. Another session's pg_try_advisory_lock got false: " +
+            "ada's switches under session-advisory now wait for their lock_timeout (or win at once, " +
+            "when the pooler happens to give them that very backend, since a session's advisory locks are " +
+            `re-entrant), until PgBouncer closes that server connection, after ${lifetime}. ` +
+            "The lease, through the same pooler, needs nothing of the session: " +
+            `the two clicks answered ${statuses.join(" and ")}, the lease is free again and the audit is ` +
+            "consistent. The run ended the stranded backend (pg_terminate_backend), " +
+            "so that the lab is usable again."
+          : "Expected a stranded session lock behind a transaction pooler, and the lease unharmed beside it. " +
+            `Measured: PgBouncer runs in ${pooler.poolMode} pooling; the session-advisory switch answered ` +
+            `${sessionSwitch.status}; ${stranded.length} advisory lock(s) stayed granted ` +
+            `(${stranded.map((lock) => `backend ${lock.pid}, ${lock.state}`).join("; ") || "none"}); ` +
+            `another session ${anotherSessionTookIt ? "could" : "could not"} take the lock. ` +
+            `The lease's two clicks answered ${statuses.join(" and ")}, the lease is ` +
+            `${leaseAfter.held ? "still held" : "free"}, and the audit is ` +
+            `${audit.consistent ? "consistent" : "inconsistent"}.`,
       };
     } finally {
       // The stranded lock would outlive the run by up to an hour: end the server connection holding it.

@@ -1,6 +1,6 @@
 import { setTimeout as pause } from "node:timers/promises";
 import { poolStats } from "../../core/db";
-import { getUserView } from "../../switch/users";
+import { getUserView } from "../../switch/user-view";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
@@ -65,7 +65,9 @@ export const transactionHoldsConnections: Experiment = {
   question: "Why not just SELECT … FOR UPDATE in a transaction around the provider calls?",
   failureMode: null,
   expected:
-    "Under `transaction` every switch (the waiting ones too) holds a pooled connection for the whole provider call: the pool fills, a queue forms and a bystander's reads wait; under `lease` they don't. And a rollback does not undo the provider's unlink.",
+    "Under `transaction` every switch (the waiting ones too) holds a pooled connection for the whole " +
+    "provider call: the pool fills, a queue forms and a bystander's reads wait; " +
+    "under `lease` they don't. And a rollback does not undo the provider's unlink.",
   tryNext: "Fire a burst of 10 on the main page under `transaction` and watch the pool panel; then under `lease`.",
   async run(lab) {
     const lease = await burst(lab, "lease");
@@ -99,8 +101,27 @@ export const transactionHoldsConnections: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `${burstSize} switches at once, 250 ms per provider call, a pool of ${transaction.poolSize}. Under transaction, up to ${transaction.connectionsHeldAtMost} connections were held (idle in transaction, waiting on the provider or on the row lock) and up to ${transaction.poolQueueAtMost} requests queued for the pool, ${Math.round(transaction.shareOfTimeQueued * 100)}% of the time; a bystander's read took up to ${transaction.bystanderReadMs.max} ms (median ${transaction.bystanderReadMs.median} ms). Under lease, the burst's acquires queued only ${Math.round(lease.shareOfTimeQueued * 100)}% of the time (each UPDATE takes milliseconds), and the same read took at most ${lease.bystanderReadMs.max} ms: the lease holds a row's columns, not a connection. Then a transaction whose link failed rolled back its database work, but the provider's unlink had already been applied and stayed: ${audit.violations.join("; ")}. A database transaction cannot roll back a third party.`
-        : `Expected transaction to hold the whole pool and queue the bystander, and the lease to hold none. Measured: transaction held up to ${transaction.connectionsHeldAtMost} of the pool's ${transaction.poolSize} connections with up to ${transaction.poolQueueAtMost} queued, and the bystander's slowest read took ${transaction.bystanderReadMs.max} ms. Under the lease the pool was queued ${Math.round(lease.shareOfTimeQueued * 100)}% of the time and the bystander's slowest read took ${lease.bystanderReadMs.max} ms. The rolled-back transaction's unlink was ${unlinkApplied ? "applied" : "not applied"} at the provider, and the audit is ${audit.consistent ? "consistent" : "inconsistent"}.`,
+        ? `${burstSize} switches at once, 250 ms per provider call, a pool of ${transaction.poolSize}. ` +
+          `Under transaction, up to ${transaction.connectionsHeldAtMost} connections were held (idle in ` +
+          "transaction, waiting on the provider or on the row lock) and up to " +
+          `${transaction.poolQueueAtMost} requests queued for the pool, ` +
+          `${Math.round(transaction.shareOfTimeQueued * 100)}% of the time; ` +
+          `a bystander's read took up to ${transaction.bystanderReadMs.max} ms (median ` +
+          `${transaction.bystanderReadMs.median} ms). Under lease, the burst's acquires queued only ` +
+          `${Math.round(lease.shareOfTimeQueued * 100)}% of the time (each UPDATE takes milliseconds), ` +
+          `and the same read took at most ${lease.bystanderReadMs.max} ms: ` +
+          "the lease holds a row's columns, not a connection. Then a transaction whose link failed rolled " +
+          "back its database work, but the provider's unlink had already been applied and stayed: " +
+          `${audit.violations.join("; ")}. A database transaction cannot roll back a third party.`
+        : "Expected transaction to hold the whole pool and queue the bystander, " +
+          "and the lease to hold none. Measured: transaction held up to " +
+          `${transaction.connectionsHeldAtMost} of the pool's ${transaction.poolSize} connections with up ` +
+          `to ${transaction.poolQueueAtMost} queued, and the bystander's slowest read took ` +
+          `${transaction.bystanderReadMs.max} ms. Under the lease the pool was queued ` +
+          `${Math.round(lease.shareOfTimeQueued * 100)}% of the time and the bystander's slowest read took ` +
+          `${lease.bystanderReadMs.max} ms. The rolled-back transaction's unlink was ` +
+          `${unlinkApplied ? "applied" : "not applied"} at the provider, and the audit is ` +
+          `${audit.consistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

@@ -79,9 +79,14 @@ export const ttlTooLong: Experiment = {
   question: "What does a long TTL cost, and which TTL fits the provider?",
   failureMode: null,
   expected:
-    "A holder that crashes under a long TTL locks the user out for the whole TTL. Over a sweep of TTLs against the provider's latencies, short TTLs expire under running switches (a steal is possible) and long ones lock out longer after a crash; the recommended TTL is the switch's p99.9 plus a margin.",
+    "A holder that crashes under a long TTL locks the user out for the whole TTL. " +
+    "Over a sweep of TTLs against the provider's latencies, short TTLs expire under running switches " +
+    "(a steal is possible) and long ones lock out longer after a crash; " +
+    "the recommended TTL is the switch's p99.9 plus a margin.",
   tryNext:
-    "On the main page set a long-tail latency (median 200 ms, p99 2,000 ms), arm a crash after acquire with a 60 s TTL and count the seconds the next click gets 409; then try a TTL of 500 ms with the safeguards off.",
+    "On the main page set a long-tail latency (median 200 ms, p99 2,000 ms), " +
+    "arm a crash after acquire with a 60 s TTL and count the seconds the next click gets 409; " +
+    "then try a TTL of 500 ms with the safeguards off.",
   async run(lab) {
     const sample = await sampleSwitchDurations(lab);
     const sorted = [...sample.durations].sort((a, b) => a - b);
@@ -125,8 +130,36 @@ export const ttlTooLong: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `${sampledSwitches} switches against a long-tail provider (each write: median ${latency.medianMs} ms, p99 ${latency.p99Ms} ms) took ${percentile(sorted, 0.5)} ms at the median and ${sorted.at(-1)} ms at most. Over the sweep, a TTL of ${sweep[0]!.ttlMs} ms would have expired under ${Math.round(sweep[0]!.share * 100)}% of them (each a window for a second switch to take the lease over), ${sweep.find((point) => point.share === 0)!.ttlMs} ms under none of these ${sampledSwitches}; and the time a crash locks the user out grows with the TTL, one for one. A sample this small cannot see the p99.9, the provider's distribution can: two writes each under their 99.95th percentile (${callP9995Ms} ms) plus the read and the slowest database part (${sample.slowestDatabaseMs} ms) give a switch's p99.9 of about ${switchP999Ms} ms; with a 20% margin the recommended TTL is ${recommendedTtlMs} ms (renewal covers the rarer tail). With a TTL of ${longTtlMs} ms instead, a holder that crashed right after acquiring locked the user out for ${crash.lockedOutMs} ms (a switch meanwhile got 409), though no switch needed more than ${sorted.at(-1)} ms; then the next switch recovered the crashed one. Choose the TTL from the work's measured duration, not "long to be safe".`
-        : `Expected every sampled switch to succeed, expiries to fall as the TTL grows, and a crash under the long TTL to lock the user out for about the whole TTL. Measured: ${sample.statuses.filter((status) => status === 200).length} of ${sample.statuses.length} sampled switches answered 200, the slowest in ${sorted.at(-1)} ms; over the sweep the share of switches a TTL would have expired under went ${sweep.map((point) => `${Math.round(point.share * 100)}% at ${point.ttlMs} ms`).join(", ")}; the recommended TTL is ${recommendedTtlMs} ms. The crashed switch answered ${crash.crashed.status}${crash.crashed.problemType ? ` ${crash.crashed.problemType}` : ""}, a switch meanwhile ${crash.refusedMeanwhile.status}, the user was locked out ${crash.lockedOutMs} ms of the ${longTtlMs} ms TTL, and the next switch answered ${crash.next.status}${crash.recoveredBy === crash.next.operationId ? " and recovered the crashed one" : ", without recovering the crashed one"}.`,
+        ? `${sampledSwitches} switches against a long-tail provider (each write: ` +
+          `median ${latency.medianMs} ms, p99 ${latency.p99Ms} ms) took ${percentile(sorted, 0.5)} ms at ` +
+          `the median and ${sorted.at(-1)} ms at most. Over the sweep, a TTL of ${sweep[0]!.ttlMs} ms ` +
+          `would have expired under ${Math.round(sweep[0]!.share * 100)}% of them (each a window for a ` +
+          `second switch to take the lease over), ${sweep.find((point) => point.share === 0)!.ttlMs} ms ` +
+          `under none of these ${sampledSwitches}; and the time a crash locks the user out grows with the ` +
+          "TTL, one for one. A sample this small cannot see the p99.9, the provider's distribution can: " +
+          `two writes each under their 99.95th percentile (${callP9995Ms} ms) ` +
+          `plus the read and the slowest database part (${sample.slowestDatabaseMs} ms) ` +
+          `give a switch's p99.9 of about ${switchP999Ms} ms; with a 20% margin the recommended TTL is ` +
+          `${recommendedTtlMs} ms (renewal covers the rarer tail). With a TTL of ${longTtlMs} ms instead, ` +
+          `a holder that crashed right after acquiring locked the user out for ${crash.lockedOutMs} ms (a ` +
+          `switch meanwhile got 409), though no switch needed more than ${sorted.at(-1)} ms; ` +
+          "then the next switch recovered the crashed one. Choose the TTL from the work's measured " +
+          `duration, not "long to be safe".`
+        : "Expected every sampled switch to succeed, expiries to fall as the TTL grows, " +
+          "and a crash under the long TTL to lock the user out for about the whole TTL. " +
+          `Measured: ${sample.statuses.filter((status) => status === 200).length} of ` +
+          `${sample.statuses.length} sampled switches answered 200, the slowest in ${sorted.at(-1)} ms; ` +
+          "over the sweep the share of switches a TTL would have expired under went " +
+          `${sweep.map((point) => `${Math.round(point.share * 100)}% at ${point.ttlMs} ms`).join(", ")}; ` +
+          `the recommended TTL is ${recommendedTtlMs} ms. The crashed switch answered ` +
+          `${crash.crashed.status}${crash.crashed.problemType ? ` ${crash.crashed.problemType}` : ""}, ` +
+          `a switch meanwhile ${crash.refusedMeanwhile.status}, the user was locked out ` +
+          `${crash.lockedOutMs} ms of the ${longTtlMs} ms TTL, and the next switch answered ` +
+          `${crash.next.status}${
+            crash.recoveredBy === crash.next.operationId
+              ? " and recovered the crashed one"
+              : ", without recovering the crashed one"
+          }.`,
     };
   },
 };

@@ -43,9 +43,13 @@ export const ttlTooShort: Experiment = {
   question: "What if the TTL is shorter than the work it protects?",
   failureMode: null,
   expected:
-    "Safeguards off: the lease expires under the running switch, a second one takes it over, the provider is corrupted. Fencing on: the first switch's late call is refused. Safeguards on: the deadline stops the first switch before its lease can expire; the second is refused, and the next one recovers.",
+    "Safeguards off: the lease expires under the running switch, a second one takes it over, " +
+    "the provider is corrupted. Fencing on: the first switch's late call is refused. " +
+    "Safeguards on: the deadline stops the first switch before its lease can expire; " +
+    "the second is refused, and the next one recovers.",
   tryNext:
-    "Set the TTL to 500 ms and the provider latency to 1,000 ms on the main page; click twice with the safeguards off, then with fencing, then with the safeguards on.",
+    "Set the TTL to 500 ms and the provider latency to 1,000 ms on the main page; " +
+    "click twice with the safeguards off, then with fencing, then with the safeguards on.",
   async run(lab) {
     const textbook = await overlap(lab, { leaseSafeguards: false });
     const fenced = await overlap(lab, { leaseSafeguards: false, provider: { enforceFencing: true } });
@@ -72,8 +76,33 @@ export const ttlTooShort: Experiment = {
       observed: { ttlMs, providerCallMs: callMs, textbook, fenced, safeguards },
       asExpected,
       explanation: asExpected
-        ? `Each provider call took ${callMs} ms under a ${ttlMs} ms lease. Textbook: the lease expired during the first switch's first call; at ${textbook.second.startedMs} ms the second switch took it over, both changed the provider and it ended split (${textbook.violations.join("; ")}). With fencing, the second switch's read registered its newer token at the provider, so the first switch's call, arriving later with the older token, was refused (${fenced.fencedCalls} fenced call, answer ${fenced.first.status} fenced) and the provider stayed consistent. With the safeguards, the first switch renewed its lease (up to 3 × TTL) and its calls carried a deadline inside it: the link was cut at ${guarded.first.endedMs} ms (504), before the lease could expire, while the second switch was refused (409).${guarded.firstLink?.outcome === "client-closed" && guarded.firstLink.status < 300 ? " The provider applied that link anyway, after its caller had stopped waiting: the lease was kept until it could no longer land." : ""} With a TTL above the work's duration, the next switch found the half-done switch in the journal, finished it and did its own: consistent. Choose a TTL above the work's duration, and do not trust it alone.`
-        : `Expected the textbook lease to corrupt the provider, fencing to refuse the late write, and the safeguards to stop the slow switch themselves. Measured, textbook: the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, the first switch answered ${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""} and the audit is ${fenced.auditConsistent ? "consistent" : "inconsistent"}. With the safeguards, the first switch answered ${guarded.first.status}${guarded.first.problemType ? ` ${guarded.first.problemType}` : ""}, the second ${guarded.second.status}, the next ${next.status}, and the audit after it is ${afterNext.consistent ? "consistent" : "inconsistent"}.`,
+        ? `Each provider call took ${callMs} ms under a ${ttlMs} ms lease. Textbook: ` +
+          `the lease expired during the first switch's first call; at ${textbook.second.startedMs} ms the ` +
+          "second switch took it over, both changed the provider and it ended split " +
+          `(${textbook.violations.join("; ")}). With fencing, the second switch's read registered its ` +
+          "newer token at the provider, so the first switch's call, arriving later with the older token, " +
+          `was refused (${fenced.fencedCalls} fenced call, answer ${fenced.first.status} fenced) ` +
+          "and the provider stayed consistent. With the safeguards, the first switch renewed its lease (up " +
+          "to 3 × TTL) and its calls carried a deadline inside it: the link was cut at " +
+          `${guarded.first.endedMs} ms (504), before the lease could expire, ` +
+          "while the second switch was refused (409)." +
+          (guarded.firstLink?.outcome === "client-closed" && guarded.firstLink.status < 300
+            ? " The provider applied that link anyway, after its caller had stopped waiting: " +
+              "the lease was kept until it could no longer land."
+            : "") +
+          " With a TTL above the work's duration, " +
+          "the next switch found the half-done switch in the journal, finished it and did its own: " +
+          "consistent. Choose a TTL above the work's duration, and do not trust it alone."
+        : "Expected the textbook lease to corrupt the provider, fencing to refuse the late write, " +
+          "and the safeguards to stop the slow switch themselves. Measured, textbook: " +
+          `the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, ` +
+          "the first switch answered " +
+          `${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""} and the ` +
+          `audit is ${fenced.auditConsistent ? "consistent" : "inconsistent"}. With the safeguards, ` +
+          "the first switch answered " +
+          `${guarded.first.status}${guarded.first.problemType ? ` ${guarded.first.problemType}` : ""}, ` +
+          `the second ${guarded.second.status}, the next ${next.status}, and the audit after it is ` +
+          `${afterNext.consistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

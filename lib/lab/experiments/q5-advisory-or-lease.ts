@@ -239,11 +239,15 @@ const auditWords = (each: { auditConsistent: boolean; violations: string[] }) =>
 function poolerSteps(session: Dropped, leftoverLocksEnded: number): string[] {
   if (!config.transactionPooler) return [];
   return [
-    `This instance's pool goes through a transaction pooler (PgBouncer): the connections counted are the app's own (its pooled connections in use, its session-lock connections), not the pooler's server connections.`,
+    `This instance's pool goes through a transaction pooler (PgBouncer): the connections counted are the app's own (its pooled ` +
+      `connections in use, its session-lock connections), not the pooler's server connections.`,
     `Advisory's transaction holds a server connection for as long as it lasts, as a direct one would.`,
-    `Session-advisory's connection is only a client of the pooler: its lock sits on whichever server connection ran pg_advisory_lock, which the pooler may hand to other clients meanwhile, and which keeps the lock after the switch closes its client (see pooler-strands-session-lock).`,
+    `Session-advisory's connection is only a client of the pooler: its lock sits on whichever server connection ran ` +
+      `pg_advisory_lock, which the pooler may hand to other clients meanwhile, and which keeps the lock after the switch closes ` +
+      `its client (see pooler-strands-session-lock).`,
     leftoverLocksEnded > 0
-      ? `${leftoverLocksEnded} such lock(s), left behind by earlier switches, were ended before the variant that followed them (pg_terminate_backend), so that each variant starts from a free lock.`
+      ? `${leftoverLocksEnded} such lock(s), left behind by earlier switches, were ended before the variant that followed them ` +
+        `(pg_terminate_backend), so that each variant starts from a free lock.`
       : `No lock was left behind between the variants.`,
     `Dropping its lock's backend still frees the lock: the second switch got in (${session.second.status}).`,
   ];
@@ -256,10 +260,16 @@ function redisSteps(redis: { drop: Dropped; paused: Paused } | null): string[] {
     ];
   const { drop, paused } = redis;
   return [
-    `Redis (SET NX PX) held no connection either (pool in use ${drop.connectionsHeldDuringCalls.poolInUse}), and the drop left its key alone: the first switch answered ${drop.first.status}, the second ${drop.second.status}.`,
-    `But a Redis holder paused ${paused.pauseMs} ms after its unlink, past the key's ${paused.ttlMs} ms TTL, lost the key: a second switch took it (${paused.second.status}).`,
+    `Redis (SET NX PX) held no connection either (pool in use ${drop.connectionsHeldDuringCalls.poolInUse}), and the drop left ` +
+      `its key alone: the first switch answered ${drop.first.status}, the second ${drop.second.status}.`,
+    `But a Redis holder paused ${paused.pauseMs} ms after its unlink, past the key's ${paused.ttlMs} ms TTL, lost the key: a ` +
+      `second switch took it (${paused.second.status}).`,
     `The first holder then woke and made its link call after the second had called the provider.`,
-    `The provider enforces fencing, yet did not refuse that call as stale (it answered ${paused.firstLateLink?.status ?? "nothing"}${paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : ""}): Redis gave the holder no fence to send.`,
+    `The provider enforces fencing, yet did not refuse that call as stale (it answered ` +
+      `${paused.firstLateLink?.status ?? "nothing"}` +
+      (paused.firstLateLink?.status === 400 ? ", by its own rule: the second switch had moved the accounts" : "") +
+      "): " +
+      `Redis gave the holder no fence to send.`,
     `The audit is ${auditWords(paused)}. The lease's fence stops that write (see f2-lease-stolen).`,
   ];
 }
@@ -272,37 +282,62 @@ function explanationAsExpected(
   leftovers: number,
 ) {
   return [
-    `Each first switch had what it depends on dropped (pg_terminate_backend) while its first ${callMs} ms provider call was in flight, as its lane showed it.`,
-    `Advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection, idle in transaction, for the whole call.`,
-    `The drop ended that transaction and released its lock: the provider calls went on (${advisory.providerWritesApplied.first} applied), but the save failed (${advisory.first.status}).`,
-    `The second advisory switch ${advisory.secondCalledProviderWhileFirstDid ? "got the lock and called the provider while the first still did" : "did not get in"}, and the audit is ${auditWords(advisory)}.`,
-    `Session-advisory (pg_advisory_lock) held no pooled connection, but ${session.connectionsHeldDuringCalls.pinnedConnections} connection of its own.`,
+    `Each first switch had what it depends on dropped (pg_terminate_backend) while its first ${callMs} ms provider call was in ` +
+      `flight, as its lane showed it.`,
+    `Advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection, idle in ` +
+      `transaction, for the whole call.`,
+    `The drop ended that transaction and released its lock: the provider calls went on (${advisory.providerWritesApplied.first} ` +
+      `applied), but the save failed (${advisory.first.status}).`,
+    `The second advisory switch ` +
+      (advisory.secondCalledProviderWhileFirstDid
+        ? "got the lock and called the provider while the first still did, "
+        : "did not get in, ") +
+      `and the audit is ${auditWords(advisory)}.`,
+    `Session-advisory (pg_advisory_lock) held no pooled connection, but ${session.connectionsHeldDuringCalls.pinnedConnections} ` +
+      `connection of its own.`,
     `The drop released its lock and nothing told the switch: it went on and answered ${session.first.status}.`,
-    `Meanwhile the second switch, started ${session.second.startedMs - session.first.startedMs} ms after the first, took the lock and called the provider (it answered ${session.second.status}); the first ended ${session.first.endedMs - session.first.startedMs} ms after its start.`,
+    `Meanwhile the second switch, started ${session.second.startedMs - session.first.startedMs} ms after the first, took the ` +
+      `lock and called the provider (it answered ${session.second.status}); the first ended ` +
+      `${session.first.endedMs - session.first.startedMs} ms after its start.`,
     `The audit is ${auditWords(session)}.`,
     `The lease held no connection during the calls (pool in use ${lease.connectionsHeldDuringCalls.poolInUse}).`,
-    `Dropping the app's ${lease.terminated} database session(s) changed nothing: the first switch answered ${lease.first.status}, the second ${lease.second.status}, and the audit is ${auditWords(lease)}.`,
+    `Dropping the app's ${lease.terminated} database session(s) changed nothing: the first switch answered ` +
+      `${lease.first.status}, the second ${lease.second.status}, and the audit is ${auditWords(lease)}.`,
     ...poolerSteps(session, leftovers),
     ...redisSteps(redis),
     `When to use which: a transaction-scoped advisory lock for short work inside one database transaction, with no slow third party in it.`,
-    `A session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection means stopping the job.`,
-    `A lease stored as data for work that calls slow third parties or spans requests and processes: it has a TTL, an owner, fencing tokens and a visible holder.`,
-    `With no single database of record, the lock cannot live in one database: use a lock service with leases and fencing (etcd or ZooKeeper; Redis or Redlock only with fencing tokens).`,
+    `A session advisory lock for a singleton job on a connection it owns (a migration, a cron), where losing the connection ` +
+      `means stopping the job.`,
+    `A lease stored as data for work that calls slow third parties or spans requests and processes: it has a TTL, an owner, ` +
+      `fencing tokens and a visible holder.`,
+    `With no single database of record, the lock cannot live in one database: use a lock service with leases and fencing (etcd ` +
+      `or ZooKeeper; Redis or Redlock only with fencing tokens).`,
   ];
 }
 
 function explanationUnexpected(dropped: Dropped[], redis: { drop: Dropped; paused: Paused } | null, leftovers: number) {
   return [
-    `Expected advisory's switch to fail after the drop, session-advisory to let a second switch in, and the lease to refuse the second switch (409) with a consistent audit.`,
+    `Expected advisory's switch to fail after the drop, session-advisory to let a second switch in, and the lease to refuse the ` +
+      `second switch (409) with a consistent audit.`,
     ...dropped.map(
       (each) =>
-        `Under ${each.strategy}: ${heldByTheApp(each)} of the app's connection(s) held during the calls (${each.connectionsHeldDuringCalls.idleInTransaction} idle in transaction, ${each.connectionsHeldDuringCalls.advisoryLocks} advisory lock(s) granted); the drop ${each.droppedDuringTheCall ? "came during the first call" : "did not come during the first call"} and ended ${each.terminated} session(s); after it ${each.first.status === 200 ? "the switch finished" : `the switch failed (${each.first.status})`}; the second switch ${each.secondCalledProviderWhileFirstDid ? "called the provider while the first still did" : "did not call the provider meanwhile"}; the audit ${each.auditConsistent ? "consistent" : "inconsistent"}.`,
+        `Under ${each.strategy}: ${heldByTheApp(each)} of the app's connection(s) held during the calls ` +
+        `(${each.connectionsHeldDuringCalls.idleInTransaction} idle in transaction, ` +
+        `${each.connectionsHeldDuringCalls.advisoryLocks} advisory lock(s) granted); the drop ` +
+        `${each.droppedDuringTheCall ? "came during the first call" : "did not come during the first call"} and ended ` +
+        `${each.terminated} session(s); after it ` +
+        `${each.first.status === 200 ? "the switch finished" : `the switch failed (${each.first.status})`}; the second switch ` +
+        (each.secondCalledProviderWhileFirstDid
+          ? "called the provider while the first still did; "
+          : "did not call the provider meanwhile; ") +
+        `the audit ${each.auditConsistent ? "consistent" : "inconsistent"}.`,
     ),
     ...(config.transactionPooler
       ? [`Through a transaction pooler; ${leftovers} session lock(s) left behind by earlier switches were ended.`]
       : []),
     redis
-      ? `Redis paused past its TTL: the second switch answered ${redis.paused.second.status}, and the first one's late link ${redis.paused.lateWriteNotFenced ? "was not refused as stale" : "was refused or not sent"}.`
+      ? `Redis paused past its TTL: the second switch answered ${redis.paused.second.status}, and the first one's late link ` +
+        `${redis.paused.lateWriteNotFenced ? "was not refused as stale" : "was refused or not sent"}.`
       : `Redis was not measured.`,
   ];
 }
@@ -313,9 +348,17 @@ export const advisoryOrLease: Experiment = {
   question: "Why not a PostgreSQL advisory lock or a Redis lock, and when is a lock service the answer instead?",
   failureMode: null,
   expected:
-    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned connection, `redis` and `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; redis and the lease are unaffected and refuse the second switch. With a redis-server running: a Redis holder paused past its TTL lets a second holder in, and its late provider write is not refused as stale although the provider enforces fencing (Redis gives no fence). Without one, the run says Redis was not measured. Behind a transaction pooler the connections counted are the app's, and the run says what the pooler changes.",
+    "While a switch calls the provider, `advisory` holds a pooled connection idle in transaction, `session-advisory` a pinned " +
+    "connection, `redis` and `lease` none. Dropping that connection: advisory's transaction dies and its switch fails; " +
+    "session-advisory loses its lock silently and a second switch gets in while the first still calls the provider; redis and " +
+    "the lease are unaffected and refuse the second switch. With a redis-server running: a Redis holder paused past its TTL " +
+    "lets a second holder in, and its late provider write is not refused as stale although the provider enforces fencing " +
+    "(Redis gives no fence). Without one, the run says Redis was not measured. Behind a transaction pooler the connections " +
+    "counted are the app's, and the run says what the pooler changes.",
   tryNext:
-    "Under `session-advisory`, click Make primary and, while it runs, SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:session-advisory:%'; click again at once.",
+    "Under `session-advisory`, click Make primary and, while it runs, " +
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE " +
+    "'lab:session-advisory:%'; click again at once.",
   async run(lab) {
     const probe = new pg.Client({ connectionString: config.directDatabaseUrl, application_name: "lab:probe" });
     await probe.connect();

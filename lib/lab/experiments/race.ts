@@ -11,7 +11,7 @@ import { sql } from "kysely";
 import { createDb } from "../../../db/connection";
 import { config } from "../../core/config";
 import { OperationInProgress } from "../../core/problems";
-import { identityActionLease } from "../../switch/identity-action-lease";
+import { identityActionLease } from "../../switch/lease-guard";
 import { answerOf, startRecording } from "../lane-recorder";
 import { ada, type Lab } from "./lab";
 

@@ -10,9 +10,13 @@ export const redisRestartLosesLock: Experiment = {
   question: "What does a Redis lock survive? A restart without persistence.",
   failureMode: "A Redis restart (or a failover before replication) forgets the lock: a second holder gets in",
   expected:
-    "Under `redis`, a switch holds its key; redis-server is restarted without persistence (SHUTDOWN NOSAVE, started again by its supervisor) during the first provider call. The key is gone, a second switch takes the lock and calls the provider while the first still does, and the first one's release finds the key is not its own.",
+    "Under `redis`, a switch holds its key; redis-server is restarted without persistence (SHUTDOWN " +
+    "NOSAVE, started again by its supervisor) during the first provider call. The key is gone, " +
+    "a second switch takes the lock and calls the provider while the first still does, " +
+    "and the first one's release finds the key is not its own.",
   tryNext:
-    "With `npm run dev -- --redis`, choose `redis`, click Make primary and, while it runs, redis-cli -p 6380 SHUTDOWN NOSAVE; click again once it is back.",
+    "With `npm run dev -- --redis`, choose `redis`, click Make primary and, while it runs, " +
+    "redis-cli -p 6380 SHUTDOWN NOSAVE; click again once it is back.",
   needs: ["redis-server"],
   async run(lab) {
     await lab.fresh({ strategy: "redis", provider: slowSwitchCalls(callMs) });
@@ -51,10 +55,36 @@ export const redisRestartLosesLock: Experiment = {
       },
       asExpected,
       explanation: asExpected
-        ? `The first switch held ada's key in Redis when redis-server was shut down without saving, during its ${callMs} ms unlink call (its lane showed the call running); its supervisor had it answering again ${awayMs} ms later, with no keys. The second switch found no key, took the lock and called the provider while the first still did (it answered ${second.status}); the first answered ${first.status}, and its token-checked release deleted nothing (the key, if any, was not its own). The audit is ${audit.consistent ? "consistent this time: the two switches' calls happened not to corrupt the accounts" : `inconsistent: ${audit.violations.join("; ")}`}. A Redis lock lives in Redis's memory: a restart without persistence, or a failover to a replica the key had not reached, hands it to a second holder, and nothing tells the first. The lease lives in the row it protects, in the database of record, and is as durable as that row.`
+        ? "The first switch held ada's key in Redis when redis-server was shut down without saving, " +
+          `during its ${callMs} ms unlink call (its lane showed the call running); its supervisor had it ` +
+          `answering again ` +
+          `${awayMs} ms later, with no keys. The second switch found no key, ` +
+          `took the lock and called the provider while the first still did (it answered ${second.status}); ` +
+          `the first answered ${first.status}, and its token-checked release deleted nothing (the key, ` +
+          "if any, was not its own). The audit is " +
+          `${
+            audit.consistent
+              ? "consistent this time: the two switches' calls happened not to corrupt the accounts"
+              : `inconsistent: ${audit.violations.join("; ")}`
+          }. ` +
+          "A Redis lock lives in Redis's memory: a restart without persistence, " +
+          "or a failover to a replica the key had not reached, hands it to a second holder, " +
+          "and nothing tells the first. The lease lives in the row it protects, " +
+          "in the database of record, and is as durable as that row."
         : awayMs === null
-          ? `redis-server did not answer again within ${callMs} ms of its SHUTDOWN NOSAVE: this experiment needs the one the lab starts (npm run dev -- --redis), which is started again when it exits. Measured: key held before ${heldBefore}, second switch ${second.status}.`
-          : `Expected a restart without persistence to forget the held key and let a second switch in while the first still called the provider. Measured: the key was ${heldBefore ? "held" : "not held"} before the restart and ${heldAfterRestart ? "still held" : "gone"} after it; Redis was away ${awayMs} ms; the second switch answered ${second.status} and ${secondCalledProviderWhileFirstDid ? "called the provider while the first did" : "did not call the provider while the first did"}.`,
+          ? `redis-server did not answer again within ${callMs} ms of its SHUTDOWN NOSAVE: ` +
+            "this experiment needs the one the lab starts (npm run dev -- --redis), " +
+            `which is started again when it exits. Measured: key held before ${heldBefore}, ` +
+            `second switch ${second.status}.`
+          : "Expected a restart without persistence to forget the held key and let a second switch in while " +
+            `the first still called the provider. Measured: the key was ${heldBefore ? "held" : "not held"} ` +
+            `before the restart and ${heldAfterRestart ? "still held" : "gone"} after it; ` +
+            `Redis was away ${awayMs} ms; the second switch answered ${second.status} and ` +
+            `${
+              secondCalledProviderWhileFirstDid
+                ? "called the provider while the first did"
+                : "did not call the provider while the first did"
+            }.`,
     };
   },
 };

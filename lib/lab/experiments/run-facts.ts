@@ -4,11 +4,12 @@
  * and the audit at the end of each variant. Each is a marker on the picture and a step of the answer,
  * timed from the start of its own operation.
  */
+import { problemSlug } from "../../core/problems";
 import type { Lane } from "../lane";
 import type { HistoryOp, RunMarker, RunSnapshot, RunVariant } from "./runs";
 
 const ms = (iso: string): number => Date.parse(iso);
-const slug = (problemType: string | null): string => problemType?.split("/").at(-1) ?? "";
+const slug = (problemType: string | null): string => problemSlug(problemType) ?? "";
 
 /** The run's words for each request (its attempt's label), and a short id for one it did not make itself. */
 export function laneLabels(history: HistoryOp[]): Map<string, string> {

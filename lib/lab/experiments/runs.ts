@@ -8,7 +8,7 @@ import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../../db/schema";
 import { Problem } from "../../core/problems";
-import { parseOrThrow } from "../../core/validation";
+import { nestedAtMost, parseOrThrow } from "../../core/validation";
 import type { Lane } from "../lane";
 
 /** One operation's invocation or completion, in Jepsen's form (`info`: the outcome is unknown). */
@@ -98,7 +98,7 @@ const accountSchema = z.object({
 });
 
 /** An exported run as a file brings it: everything checked, nothing unknown kept. */
-export const importedRunSchema = z.strictObject({
+const runFileSchema = z.strictObject({
   id: z.uuid().optional(),
   experimentId: z.string().regex(/^[a-z0-9-]{1,80}$/, "must be an experiment's id"),
   startedAt: iso,
@@ -146,6 +146,12 @@ export const importedRunSchema = z.strictObject({
   observed: z.record(z.string(), z.unknown()),
   imported: z.boolean().optional(),
 });
+
+/**
+ * The file, its depth bounded before anything reads it: its open parts (`observed`, a history entry's `value`,
+ * an identity's own fields) could nest without end, and a run nests about 7 deep.
+ */
+export const importedRunSchema = nestedAtMost(64).pipe(runFileSchema);
 
 export class RunNotFound extends Problem {
   constructor(runId: string) {

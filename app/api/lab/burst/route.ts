@@ -6,7 +6,7 @@ import { appIdentityProvider as provider } from "@/lib/web/app-provider";
 import { fireBurst } from "@/lib/lab/burst";
 import { requireLab } from "@/lib/lab/settings";
 import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
-import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
+import { identityIdSchema, userIdSchema } from "@/lib/switch/ids";
 
 const bodySchema = z.strictObject({
   userId: userIdSchema,

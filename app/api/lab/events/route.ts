@@ -4,7 +4,7 @@ import { recentEvents } from "@/lib/switch/events";
 import { parseOrThrow } from "@/lib/core/validation";
 import { respond } from "@/lib/web/http";
 import { requireLab } from "@/lib/lab/settings";
-import { userIdSchema } from "@/lib/switch/users";
+import { userIdSchema } from "@/lib/switch/ids";
 
 /** The lab's narration: take-overs, recoveries, fenced calls, lost leases, failed releases (newest first). */
 export async function GET(request: NextRequest): Promise<Response> {

@@ -4,7 +4,8 @@ import { parseOrThrow } from "@/lib/core/validation";
 import { instrumentDb } from "@/lib/lab/instrument-db";
 import { requireLab } from "@/lib/lab/settings";
 import { readTimeline, sinceMsSchema } from "@/lib/lab/timeline";
-import { findUser, userIdSchema } from "@/lib/switch/users";
+import { userIdSchema } from "@/lib/switch/ids";
+import { findUser } from "@/lib/switch/users";
 import { respond } from "@/lib/web/http";
 
 /** The timeline's lanes as JSON (the stream pushes the same lanes as they change). */

@@ -1,20 +1,23 @@
 import type { NextRequest } from "next/server";
 import { z } from "zod";
 import { appDb } from "@/lib/core/db";
-import { UserNotFound } from "@/lib/core/problems";
+import { NotSignedIn, UserNotFound } from "@/lib/core/problems";
 import { parseOrThrow } from "@/lib/core/validation";
-import { getUserView, userIdSchema } from "@/lib/switch/users";
+import { userIdSchema } from "@/lib/switch/ids";
+import { getUserView } from "@/lib/switch/user-view";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
 import { parseJsonBody, respond } from "@/lib/web/http";
-import { requireSessionFor, sessionCookieName } from "@/lib/web/session";
+import { requireSessionFor, sessionCookieName, sessionFor, verifiedSessionId } from "@/lib/web/session";
 import { rename } from "@/lib/web/switch";
 
 export async function GET(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
   return respond(request, async () => {
     const db = appDb();
     const userId = parseOrThrow(userIdSchema, (await params).userId, "userId");
-    await requireSessionFor(db, request.cookies.get(sessionCookieName)?.value, userId);
-    const view = await getUserView(db, userId);
+    const sessionId = await verifiedSessionId(db, request.cookies.get(sessionCookieName)?.value);
+    if (!sessionId) throw new NotSignedIn();
+    // The session's row is checked by the view's own statement.
+    const view = await getUserView(db, userId, sessionFor(sessionId, userId));
     if (!view) throw new UserNotFound(userId);
     return Response.json(view);
   });

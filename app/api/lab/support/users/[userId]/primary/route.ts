@@ -4,7 +4,7 @@ import { appDb } from "@/lib/core/db";
 import { parseOrThrow } from "@/lib/core/validation";
 import { requireLab } from "@/lib/lab/settings";
 import { supportSetPrimary } from "@/lib/lab/support";
-import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
+import { identityIdSchema, userIdSchema } from "@/lib/switch/ids";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
 import { parseJsonBody, respond } from "@/lib/web/http";
 

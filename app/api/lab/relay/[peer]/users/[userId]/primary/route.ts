@@ -4,7 +4,7 @@ import { parseOrThrow } from "@/lib/core/validation";
 import { peerSchema, relaySwitch } from "@/lib/lab/instances";
 import { requireLab } from "@/lib/lab/settings";
 import { idempotencyKeySchema } from "@/lib/switch/idempotency";
-import { identityIdSchema, userIdSchema } from "@/lib/switch/users";
+import { identityIdSchema, userIdSchema } from "@/lib/switch/ids";
 import { headerText, parseJsonBody, respond } from "@/lib/web/http";
 
 const bodySchema = z.strictObject({ identityId: identityIdSchema });

@@ -1,15 +1,16 @@
 /**
- * The floor of `npm run bench`: the product's switch (the same lease statements, the same two provider calls
- * through the same client and pool) behind a bare `node:http` server, without Next.js, the lab, sessions or a
- * reconciler. What the app spends above it is the framework's and the lab's. Started by bench/app-cpu.ts as
- * `node --import tsx bench/floor-server.ts`, with DATABASE_URL, IDP_BASE_URL and FLOOR_PORT; tells its parent
- * (an IPC message, `listening`) once it listens.
+ * `outside Next.js` of `npm run bench`: the product's switch (the same lease statements, the same two provider
+ * calls through the same client and pool) behind a bare `node:http` server, without Next.js, the lab, sessions
+ * or a reconciler. Not a floor: it is our own switch's cost, the part of the app's that is not Next.js's (the
+ * floor is bench/bare-server.ts). Started by bench/cpu-servers.ts as `node --import tsx
+ * bench/switch-outside-next.ts`, with DATABASE_URL, IDP_BASE_URL, BENCH_SERVER_PORT and DB_POOL_SIZE; tells its
+ * parent (an IPC message, `listening`) once it listens.
  */
 import http from "node:http";
 import { z } from "zod";
 import { appDb } from "../lib/core/db";
 import { problemFor } from "../lib/core/problems";
-import { identityIdSchema, userIdSchema } from "../lib/switch/users";
+import { identityIdSchema, userIdSchema } from "../lib/switch/ids";
 import { productSwitchLayer } from "../lib/switch/service";
 import { appIdentityProvider } from "../lib/web/app-provider";
 
@@ -38,5 +39,5 @@ const server = http.createServer((request, response) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(Number(process.env.FLOOR_PORT ?? 3230), "127.0.0.1", () => process.send?.("listening"));
+server.listen(Number(process.env.BENCH_SERVER_PORT), "127.0.0.1", () => process.send?.("listening"));
 process.on("SIGTERM", () => server.close(() => process.exit(0)));

@@ -1,13 +1,13 @@
 /**
- * The switch's collaborators, recorded: each provider call a phase, and the guard's run (acquisition,
- * take-over, save, release, a crash) as phases of the operation's lane.
+ * The switch's collaborators, recorded on the operation's timeline lane: each provider call a phase, the
+ * lease's events (acquisition, renewals, release), and the guard's run (take-over, save, release, a crash).
  */
-import { WorkCrashed } from "../lease/testing";
-import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
-import type { Guard } from "../switch/guard";
+import type { RunUnderLease } from "../../lease";
+import { ProviderCallError, type IdentityProviderClient } from "../../provider/client";
+import type { Guard, GuardedSection } from "../../switch/guard";
 import { DiedDuringCall } from "./crash-during-call";
-import type { PhaseName, PhaseOutcome } from "./lane";
-import { errorText, type OperationRecorder, type PhaseRecorder } from "./lane-recorder";
+import type { PhaseName, PhaseOutcome } from "../lane";
+import { errorText, type OperationRecorder, type PhaseRecorder } from "../lane-recorder";
 
 /** A provider call's failure in the provider log's words: its status, or what happened instead. */
 function callOutcome(error: unknown): PhaseOutcome {
@@ -60,43 +60,58 @@ export function recordingProvider(provider: IdentityProviderClient, recorder: Ph
   };
 }
 
+/** A way of running work under a lease whose events (acquired, renewed, released, …) the lane hears too. */
+export const recordingLease =
+  (run: RunUnderLease, recorder: OperationRecorder): RunUnderLease =>
+  (lock, rowId, options, work) =>
+    run(
+      lock,
+      rowId,
+      {
+        ...options,
+        onEvent: async (event) => {
+          await recorder.leaseEvent(event);
+          await options.onEvent?.(event);
+        },
+      },
+      work,
+    );
+
 /**
  * A guard whose run is recorded: the lane learns the operation's id, the save is a phase, and for the
- * lease (`leased`) the acquisition, a take-over and the release are phases too. A crash (the lab's fault)
- * is a `crashed` phase, and no release follows it: a dead process releases nothing.
+ * lease (`leased`) the acquisition, a take-over and the release are phases too. After a crash (the lab's
+ * fault, lib/lab/interceptors/step-faults.ts) no release follows: a dead process releases nothing.
  */
 export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased: boolean): Guard {
   return {
+    checksRequirements: guard.checksRequirements,
     run: (request, body) => {
       recorder.bind(request.operationId);
+      // A guard that checks the requirement itself does so as it takes hold: the lease's events admit it.
+      if (!guard.checksRequirements) recorder.admit();
       if (leased) recorder.acquiring();
       return guard.run(request, async (section) => {
         recorder.tookOver(section.leftovers);
-        let crashed = false;
         try {
-          return await body({
-            ...section,
-            savePrimary: async (primaryIdentityId, options) => {
-              const end = recorder.start("save", `primary ${primaryIdentityId}`);
-              try {
-                await section.savePrimary(primaryIdentityId, options);
-                end("saved");
-              } catch (error) {
-                end("failed", errorText(error));
-                throw error;
-              }
-            },
-          });
-        } catch (error) {
-          if (error instanceof WorkCrashed) {
-            crashed = true;
-            recorder.mark("crashed", "crashed", error.message);
-          }
-          throw error;
+          return await body({ ...section, savePrimary: recordedSave(section.savePrimary, recorder) });
         } finally {
-          if (leased && !crashed) recorder.releasing();
+          // The body ended (a crash never ends it): the lease is released, or kept, next.
+          if (leased) recorder.releasing();
         }
       });
     },
   };
 }
+
+const recordedSave =
+  (save: GuardedSection["savePrimary"], recorder: OperationRecorder): GuardedSection["savePrimary"] =>
+  async (primaryIdentityId, options) => {
+    const end = recorder.start("save", `primary ${primaryIdentityId}`);
+    try {
+      await save(primaryIdentityId, options);
+      end("saved");
+    } catch (error) {
+      end("failed", errorText(error));
+      throw error;
+    }
+  };

@@ -1,0 +1,86 @@
+/**
+ * `npx tsx bench/report/markdown.ts [bench/results/latest.json]`: docs/performance.md's tables from one run's
+ * results, printed as Markdown: the run's line (date, machine, load, commit), whose the CPU is, and the targets.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { CpuServerName } from "../app-cpu";
+import { cpuOf, ms, spread, type Results } from "./results";
+import type { Target } from "./targets";
+
+interface Run extends Results {
+  mode: string;
+  durationSeconds: number;
+  machine: {
+    cpus: string[];
+    cores: number;
+    loadAverageBefore: number[];
+    loadAverageAfter: number[];
+    cpuProbeMs?: { before: number; after: number };
+  };
+  versions: { node: string; postgres: string; commit: string; next: string };
+  targets: Target[];
+}
+
+const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+const table = (header: string[], rows: (string | number)[][]) =>
+  [row(header), row(header.map(() => "---")), ...rows.map(row)].join("\n");
+
+function runLine(run: Run): string {
+  const { machine, versions } = run;
+  const probe = machine.cpuProbeMs ? `, CPU probe ${machine.cpuProbeMs.before} / ${machine.cpuProbeMs.after} ms` : "";
+  return (
+    `${run.mode} run of ${run.date.slice(0, 10)} at ${versions.commit}: ${machine.cores} × ${machine.cpus[0]}, ` +
+    `load average ${machine.loadAverageBefore[0]} before and ${machine.loadAverageAfter[0]} after${probe}; ` +
+    `Node.js ${versions.node}, Next.js ${versions.next}, ${versions.postgres.split(" on ")[0]}; ${run.durationSeconds} s.`
+  );
+}
+
+function cpuTable(run: Run): string {
+  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
+  const figure = (name: CpuServerName, load: "many" | "one" | "page") => {
+    const result = cpuOf(run, name, load);
+    return result ? `${spread(result.cpuMsPerSwitch)}` : "—";
+  };
+  const many = cpuOf(run, "lab on", "many")?.users ?? 64;
+  return table(
+    ["server", `K = ${many}`, "K = 1", "page read + switch, K = 1"],
+    names.map((name) => [name, figure(name, "many"), figure(name, "one"), figure(name, "page")]),
+  );
+}
+
+function wholeTable(run: Run): string {
+  const median = (name: CpuServerName) => cpuOf(run, name, "many")?.cpuMsPerSwitch.median ?? NaN;
+  return table(
+    ["part of the app's CPU per switch, K at once", "ms"],
+    [
+      ["Next.js's own, with one pg statement (next-min)", ms(median("next-min"))],
+      ["ours, the product's path (lab off − next-min)", ms(median("lab off") - median("next-min"))],
+      ["the lab's (lab on − lab off)", ms(median("lab on") - median("lab off"))],
+      ["the machine's floor for a switch (bare)", ms(median("bare"))],
+      ["our switch over that floor (outside Next.js − bare)", ms(median("outside Next.js") - median("bare"))],
+    ],
+  );
+}
+
+const file = process.argv[2] ?? path.join(import.meta.dirname, "..", "results", "latest.json");
+const run = JSON.parse(readFileSync(file, "utf8")) as Run;
+const holding = run.targets.filter((each) => each.holds).length;
+console.log(
+  [
+    runLine(run),
+    "",
+    "CPU per switch, ms, median [min–max] of waves:",
+    "",
+    cpuTable(run),
+    "",
+    wholeTable(run),
+    "",
+    `${holding} of ${run.targets.length} targets hold:`,
+    "",
+    table(
+      ["step", "target", "measured", "holds"],
+      run.targets.map((each) => [each.step, each.target, each.measured, each.holds ? "yes" : "**no**"]),
+    ),
+  ].join("\n"),
+);

@@ -1,0 +1,49 @@
+/** What one run of `npm run bench` measured, as the targets, the tables and the charts read it. */
+import type { AppCpuResult, CpuServerName } from "../app-cpu";
+import type { ClickKind, ClicksResult } from "../clicks";
+import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
+import type { ContentionResult, MicroResult } from "../lease-micro";
+import { repeated, type Repeated } from "../stats";
+
+export interface Results {
+  date: string;
+  micro: MicroResult;
+  contention: ContentionResult[];
+  single: SingleSwitchResult[];
+  scaling: WaveResult[];
+  bystander: BystanderResult[];
+  twoInstances: TwoInstancesResult;
+  clicks: ClicksResult[];
+  /** K users at once on two instances behind HAProxy. */
+  balanced: WaveResult[];
+  appCpu: AppCpuResult[];
+  /** Whether the app's rows and the provider's accounts agreed after the CPU step's switches. */
+  appCpuConsistent: boolean;
+}
+
+/** A server's CPU per switch under a load: K users at once (`many`), one user (`one`), or a page read first. */
+export function cpuOf(results: Results, name: CpuServerName, load: "many" | "one" | "page"): AppCpuResult | undefined {
+  const loads = results.appCpu.filter((each) => each.name === name && each.readsPageFirst === (load === "page"));
+  const most = Math.max(...loads.map((each) => each.users));
+  return loads.find((each) => (load === "many" ? each.users === most && most > 1 : each.users === 1));
+}
+
+export const clicksOf = (results: Results, kind: ClickKind, instances: 1 | 2) =>
+  results.clicks.find((each) => each.kind === kind && each.instances === instances);
+
+/** The idle bystander's read p99 over its runs: the reference for the loaded ones. */
+export const idleReadP99 = (runs: BystanderResult[]): Repeated =>
+  repeated(runs.filter((run) => run.strategy === "idle").map((run) => run.reads.p99 ?? run.reads.max));
+
+/** Milliseconds as the tables print them. */
+export const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? "n/a" : value.toFixed(2));
+
+/** A figure over repetitions as `median [min–max]`. */
+export const spread = (figure: Repeated, digits = 2, unit = "") =>
+  `${figure.median.toFixed(digits)}${unit} [${figure.min.toFixed(digits)}–${figure.max.toFixed(digits)}]`;
+
+/** `count×status` for each status answered. */
+export const answersText = (statuses: Record<string, number>) =>
+  Object.entries(statuses)
+    .map(([status, count]) => `${count}×${status}`)
+    .join(" ");

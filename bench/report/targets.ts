@@ -1,0 +1,243 @@
+/**
+ * The run's verdicts against the issues' targets (issue 28's: a switch at its real floor, and the library's
+ * and the strategies' before it): each a ratio or a count taken within the run, never a timed assertion.
+ */
+import type { ClickKind } from "../clicks";
+import type { Strategy, WaveResult } from "../http-load";
+import type { Repeated } from "../stats";
+import { answersText, clicksOf, cpuOf, idleReadP99, ms, spread, type Results } from "./results";
+
+export interface Target {
+  /** The bench's step it belongs to. */
+  step: string;
+  target: string;
+  measured: string;
+  holds: boolean;
+}
+
+type Add = (target: string, measured: string, holds: boolean) => void;
+
+const ratioText = (ratio: Repeated) => `${ratio.median.toFixed(2)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`;
+
+function libraryTargets(results: Results, add: Add): void {
+  const { ratios } = results.micro;
+  for (const [name, ratio, limit] of [
+    ["library ≤ 1.15× raw SQL, p50", ratios.libraryToRawP50, 1.15],
+    ["library ≤ 1.15× raw SQL, p99", ratios.libraryToRawP99, 1.15],
+    ["library ≤ 1.3× two bare UPDATEs, p50", ratios.libraryToBareP50, 1.3],
+    ["library ≤ 1.3× two bare UPDATEs, p99", ratios.libraryToBareP99, 1.3],
+  ] as const) {
+    if (Number.isFinite(ratio.median)) add(name, ratioText(ratio), ratio.median <= limit);
+  }
+  for (const run of results.contention) {
+    add(
+      `contention N=${run.acquirers}: one winner every round`,
+      `${run.roundsWithoutOneWinner} rounds without`,
+      run.roundsWithoutOneWinner === 0,
+    );
+    if (Number.isFinite(run.libraryToRawP99.median))
+      add(
+        `contention N=${run.acquirers}: p99 ≤ 1.2× raw statement`,
+        ratioText(run.libraryToRawP99),
+        run.libraryToRawP99.median <= 1.2,
+      );
+  }
+}
+
+function loneSwitchTargets(results: Results, add: Add): void {
+  const lone = (strategy: Strategy) => results.single.find((each) => each.strategy === strategy);
+  const [loneLease, loneNone] = [lone("lease"), lone("none")];
+  if (!loneLease) return;
+  add(
+    `one switch, lease: p50 ≤ 2L + 8 ms (L = ${loneLease.latencyMs} ms)`,
+    `${loneLease.p50.median.toFixed(1)} ms (${loneLease.outsideProviderP50.median.toFixed(1)} ms outside the provider)`,
+    loneLease.p50.median <= 2 * loneLease.latencyMs + 8,
+  );
+  if (loneNone)
+    add(
+      "one switch: the lease adds ≤ 3 ms over none, p50",
+      `${(loneLease.p50.median - loneNone.p50.median).toFixed(1)} ms (none ${loneNone.p50.median.toFixed(1)} ms)`,
+      loneLease.p50.median - loneNone.p50.median <= 3,
+    );
+}
+
+const times2L = (wallMs: number, latencyMs: number) => `${(wallMs / (2 * latencyMs)).toFixed(2)} × 2L`;
+
+/** The lease's wall time at each K and P: on one instance, or (where measured) on two behind HAProxy. */
+function leaseScalingTargets(results: Results, add: Add, latencyMs: number): void {
+  const find = (waves: WaveResult[], strategy: Strategy, wave: WaveResult) =>
+    waves.find((each) => each.strategy === strategy && each.users === wave.users && each.poolSize === wave.poolSize);
+  for (const wave of results.scaling.filter((each) => each.strategy === "lease")) {
+    const limit = wave.users <= 16 ? 1.1 : 1.25;
+    const pair = find(results.balanced, "lease", wave);
+    const [one, two] = [
+      wave.wallMs.median <= limit * 2 * latencyMs,
+      !!pair && pair.wallMs.median <= limit * 2 * latencyMs,
+    ];
+    add(
+      `scaling, lease K=${wave.users} P=${wave.poolSize}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
+      `one: ${times2L(wave.wallMs.median, latencyMs)}` +
+        (pair ? `; two: ${times2L(pair.wallMs.median, latencyMs)}` : "") +
+        (one ? " (holds on one)" : two ? " (holds on two)" : ""),
+      one || two,
+    );
+    for (const [waves, where] of [
+      [results.scaling, "one instance"],
+      [results.balanced, "two instances"],
+    ] as const) {
+      const [lease, none] = [find(waves, "lease", wave), find(waves, "none", wave)];
+      if (lease && none)
+        add(
+          `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`,
+          `${(lease.wallMs.median / none.wallMs.median).toFixed(2)}× none's (${Math.round(none.wallMs.median)} ms)`,
+          lease.wallMs.median <= 1.05 * none.wallMs.median,
+        );
+    }
+  }
+}
+
+function queueingTargets(results: Results, add: Add): void {
+  for (const wave of results.scaling.filter((each) => each.strategy !== "lease" && each.strategy !== "none")) {
+    const ratio = wave.wallMs.median / wave.predictedMs;
+    add(
+      `scaling, ${wave.strategy} K=${wave.users} P=${wave.poolSize}: about ⌈K/P⌉ × 2L`,
+      `${ratio.toFixed(2)} × prediction`,
+      ratio >= 0.8 && ratio <= 1.3,
+    );
+  }
+}
+
+function bystanderTargets(results: Results, add: Add): void {
+  const idle = idleReadP99(results.bystander);
+  for (const run of results.bystander.filter((each) => each.strategy === "lease")) {
+    const p99 = run.reads.p99 ?? run.reads.max;
+    add(
+      `bystander, lease K=${run.users}: read p99 ≤ 2× idle`,
+      `${(p99 / idle.median).toFixed(2)}× idle (idle p99 ${ms(idle.median)} ms [${ms(idle.min)}–${ms(idle.max)}])`,
+      p99 <= 2 * idle.median,
+    );
+  }
+  const transaction = results.bystander.filter((each) => each.strategy === "transaction");
+  if (transaction.length > 1) {
+    const p99s = transaction.map((run) => run.reads.p99 ?? run.reads.max);
+    add(
+      "bystander, transaction: read p99 grows with K",
+      p99s.map((value, index) => `K=${transaction[index]!.users}: ${(value / idle.median).toFixed(1)}×`).join(", "),
+      p99s.at(-1)! > 2 * p99s[0]!,
+    );
+  }
+}
+
+function twoInstanceTargets(results: Results, add: Add, latencyMs: number): void {
+  const pair = results.twoInstances;
+  add(
+    `two instances, lease, K=${pair.users} double clicks: consistent, one 200 per user per wave`,
+    `${JSON.stringify(pair.statuses)}, ${pair.consistent ? "consistent" : "VIOLATION"}`,
+    pair.consistent && (pair.statuses["200"] ?? 0) === (pair.statuses["409"] ?? -1),
+  );
+  add(
+    `two instances, lease: wall ≤ 1.2 × 2L`,
+    `${(pair.wallMs.median / (2 * latencyMs)).toFixed(2)} × 2L`,
+    pair.wallMs.median <= 1.2 * 2 * latencyMs,
+  );
+}
+
+/** Clicks as people send them: on one instance, or on two behind HAProxy where one event loop cannot. */
+function clickTargets(results: Results, add: Add, latencyMs: number): void {
+  const limits: [ClickKind, number][] = [
+    ["3 users together", 1.1],
+    ["30 clicks at once", 1.15],
+  ];
+  for (const [kind, limit] of limits) {
+    const [one, two] = [clicksOf(results, kind, 1), clicksOf(results, kind, 2)];
+    if (!one) continue;
+    const holds = (run: typeof one | undefined) => !!run && run.wallMs.median <= limit * 2 * latencyMs;
+    add(
+      `clicks, ${kind}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
+      `one: ${times2L(one.wallMs.median, latencyMs)}` +
+        (two ? `; two: ${times2L(two.wallMs.median, latencyMs)}` : "") +
+        (holds(one) ? " (holds on one)" : holds(two) ? " (holds on two)" : ""),
+      holds(one) || holds(two),
+    );
+    add(
+      `clicks, ${kind}: consistent, one 200 per user per wave`,
+      `${JSON.stringify(one.statuses)}${two ? `; two: ${JSON.stringify(two.statuses)}` : ""}`,
+      [one, two].every(
+        (run) =>
+          !run ||
+          (run.consistent && run.statuses["200"] === run.wallMs.runs.length * (kind === "30 clicks at once" ? 1 : 3)),
+      ),
+    );
+  }
+  const storm = clicksOf(results, "30 clicks at once", 1)?.cpuMsPerClick;
+  if (storm) add("clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click", `${spread(storm)} ms`, storm.median <= 2.5);
+}
+
+/** The app's CPU per switch against next-min's (Next.js's own) and its own K = 64 figure. */
+function cpuTargets(results: Results, add: Add): void {
+  const [labOn, labOff, nextMin] = (["lab on", "lab off", "next-min"] as const).map((name) =>
+    cpuOf(results, name, "many"),
+  );
+  const perSwitch = (figure: { cpuMsPerSwitch: Repeated } | undefined) => figure?.cpuMsPerSwitch.median ?? NaN;
+  if (labOff && nextMin)
+    add(
+      `CPU per switch, K=${labOff.users}: lab off ≤ next-min + 0.8 ms`,
+      `${spread(labOff.cpuMsPerSwitch)} ms; next-min ${spread(nextMin.cpuMsPerSwitch)} ms: ` +
+        `+${ms(perSwitch(labOff) - perSwitch(nextMin))} ms`,
+      perSwitch(labOff) <= perSwitch(nextMin) + 0.8,
+    );
+  if (labOn && labOff)
+    add(
+      `CPU per switch, K=${labOn.users}: lab on ≤ lab off + 0.5 ms`,
+      `${spread(labOn.cpuMsPerSwitch)} ms: +${ms(perSwitch(labOn) - perSwitch(labOff))} ms`,
+      perSwitch(labOn) <= perSwitch(labOff) + 0.5,
+    );
+  for (const [name, many] of [
+    ["lab on", labOn],
+    ["lab off", labOff],
+  ] as const) {
+    const one = cpuOf(results, name, "one");
+    if (one && many)
+      add(
+        `CPU per switch, ${name}: K=1 ≤ 2× K=${many.users}`,
+        `${spread(one.cpuMsPerSwitch)} ms: ${(perSwitch(one) / perSwitch(many)).toFixed(2)}×`,
+        perSwitch(one) <= 2 * perSwitch(many),
+      );
+    if (many)
+      add(
+        `app at rest, ${name}: ≤ 1 % of a core`,
+        `${many.restingPercentOfCore.toFixed(2)} %`,
+        many.restingPercentOfCore <= 1,
+      );
+  }
+  add(
+    "CPU step: every server's switches left the app and the provider consistent",
+    `${results.appCpu.map((each) => `${each.name} ${each.load}: ${answersText(each.statuses)}`).join("; ")}`,
+    results.appCpuConsistent &&
+      results.appCpu.every((each) => Object.keys(each.statuses).every((status) => status === "200")),
+  );
+  const page = cpuOf(results, "lab on", "page");
+  if (page)
+    add(
+      "a lone page read + switch, lease: ≤ 8 ms of the app's CPU",
+      `${spread(page.cpuMsPerSwitch)} ms`,
+      perSwitch(page) <= 8,
+    );
+}
+
+export function checkTargets(results: Results, latencyMs: number): Target[] {
+  const targets: Target[] = [];
+  const adding =
+    (step: string): Add =>
+    (target, measured, holds) =>
+      targets.push({ step, target, measured, holds });
+  libraryTargets(results, adding("library"));
+  loneSwitchTargets(results, adding("lone switch"));
+  leaseScalingTargets(results, adding("K at once"), latencyMs);
+  queueingTargets(results, adding("K at once"));
+  bystanderTargets(results, adding("bystander"));
+  twoInstanceTargets(results, adding("two instances"), latencyMs);
+  clickTargets(results, adding("clicks"), latencyMs);
+  cpuTargets(results, adding("CPU"));
+  return targets;
+}
