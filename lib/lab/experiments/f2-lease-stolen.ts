@@ -36,14 +36,16 @@ async function textbook(lab: Lab) {
 /**
  * With the safeguards, paused at the worst place: after the last ownership check, right before the save
  * statement is sent, and longer than renewals may hold the lease (3 × TTL). No check can catch that pause;
- * the save's own condition does.
+ * the save's own condition does. The provider enforces fencing: the paused switch's link was answered, but
+ * its journal entry cannot say so before its save (that statement records it), so without fencing the next
+ * holder would have to wait out the apply limit before trusting what it reads; a fenced read need not.
  */
 async function pausedAtSave(lab: Lab) {
   const pauseMs = 5 * ttlMs;
   await lab.fresh({
     leaseTtlMs: ttlMs,
     leaseSafeguards: true,
-    provider: slowSwitchCalls(300),
+    provider: { ...slowSwitchCalls(300), enforceFencing: true },
     faults: { stall: { at: "save", ms: pauseMs } },
   });
   const first = lab.switchTo(ada.github, `first switch (pauses ${pauseMs} ms right before its save)`);
@@ -119,7 +121,8 @@ export const leaseStolen: Experiment = {
               `and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. ` +
               `Renewals stopped at the hold cap (${fenced.holdCapMs} ms): the lease expired ` +
               `${fenced.leaseHeldMs} ms after it was taken, and the second switch took it over: ` +
-              "it finished the first one's half-done switch from the journal, then made its own " +
+              "its reads carry a newer fencing token, so it need not wait for the first one's calls to stop " +
+              "landing; it finished the first one's half-done switch from the journal, then made its own " +
               `(${fenced.second.status}).`,
             "The first switch woke and sent its save, but the save's WHERE carries the lease's token and " +
               `expiry: 0 rows, so it changed nothing and answered ${fenced.first.status} ` +
