@@ -74,7 +74,9 @@ async function peerLaneOf(lab: Lab, identityId: string): Promise<string | null> 
 
 /** Two switches at the same instant: one here, one on "the other instance". */
 async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | null, ttlMs: number) {
-  const inForce = await lab.fresh({ ...settings, provider: slowSwitchCalls(400) });
+  // Calls long enough that two switches sent together still overlap when the other instance, on a busy
+  // machine, starts its own late; whether they did is read off the provider's log.
+  const inForce = await lab.fresh({ ...settings, provider: slowSwitchCalls(1_000) });
   // The other instance signed in, and running under the same settings, before the two are sent at once.
   const cookie = peer ? await peerSession(peer) : "";
   const peerRunsTheSettings = peer ? await inForceOnPeer(lab, peer, inForce) : true;
@@ -90,8 +92,17 @@ async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | 
       );
   const [here, there] = await Promise.all([lab.switchTo(ada.github, "switch on this instance"), elsewhere]);
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const spans = (operationId: string) =>
+    calls
+      .filter((call) => call.operationId === operationId)
+      .map((call) => ({ from: Date.parse(call.at) - call.durationMs, to: Date.parse(call.at) }));
+  const hereSpans = spans(here.operationId);
+  const thereSpans = spans(there.operationId);
   return {
     peerRunsTheSettings,
+    // Both switches had a call at the provider at the same moment: nothing kept them apart.
+    callsOverlapped: hereSpans.some((a) => thereSpans.some((b) => a.from < b.to && b.from < a.to)),
     here: fact(here),
     there: fact(there),
     providerWritesApplied: {
@@ -110,8 +121,8 @@ export const inProcessMutex: Experiment = {
   failureMode: null,
   expected:
     "With one instance the in-process mutex queues the switches and the provider stays consistent; " +
-    "with two, each instance's memory has its own mutex, both switches run, " +
-    "and the provider is corrupted; the lease holds across both.",
+    "with two, each instance's memory has its own mutex, both switches run at once, " +
+    "and their calls corrupt the provider unless they happen to interleave harmlessly; the lease holds across both.",
   tryNext:
     "Start `npm run dev -- --instances 2`, choose the in-process strategy, and click Make primary in a tab of each instance at once.",
   async run(lab) {
@@ -135,7 +146,9 @@ export const inProcessMutex: Experiment = {
       oneInstance.auditConsistent &&
       first.status === 200 &&
       second.status === 200 &&
-      !twoInstances.auditConsistent &&
+      // Two instances run at once; whether their calls then corrupt the provider depends on how they
+      // interleave: the audit is reported as measured, not required.
+      twoInstances.callsOverlapped &&
       lease.auditConsistent &&
       [lease.here.status, lease.there.status].includes(409);
     return {
@@ -153,13 +166,17 @@ export const inProcessMutex: Experiment = {
           `after the first) and both succeeded, consistent. Two instances ` +
           `(${peer ? "a real one at " + peer : "simulated by a second mutex with its own memory, as another process has"}): ` +
           `neither memory knew of the other's switch, both ran their calls at once (${twoInstances.providerWritesApplied.here} ` +
-          `and ${twoInstances.providerWritesApplied.there} writes applied) and the provider split: ` +
-          `${twoInstances.violations.join("; ")}. The lease lives in the database both instances share: one switch got ` +
+          `and ${twoInstances.providerWritesApplied.there} writes applied) and ` +
+          (twoInstances.auditConsistent
+            ? "the audit is consistent this time: their calls happened to interleave harmlessly. "
+            : `the provider split: ${twoInstances.violations.join("; ")}. `) +
+          `The lease lives in the database both instances share: one switch got ` +
           `${lease.here.status}, the other ${lease.there.status}, consistent. A lock must live where every writer can see it.`
         : `Expected the in-process mutex to keep one instance's clicks apart but not two instances', and the lease to keep both ` +
           `apart. Measured: on one instance the clicks answered ${first.status} and ${second.status}, the second ` +
           `${secondWaitedForFirst ? "waited for the first" : "did not wait for the first"}, and the audit is ` +
-          `${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. On two instances the audit is ` +
+          `${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. On two instances the calls ` +
+          `${twoInstances.callsOverlapped ? "overlapped" : "did not overlap"} and the audit is ` +
           `${twoInstances.auditConsistent ? "consistent" : "inconsistent"}. Under the lease the two instances answered ` +
           `${lease.here.status} and ${lease.there.status}, and the audit is ` +
           `${lease.auditConsistent ? "consistent" : "inconsistent"}.`,

@@ -54,7 +54,7 @@ export async function raceToAcquire(lab: Lab, requested: number, holdMs: number)
         const waiting = await sql<WaitSample>`
           SELECT a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode
             FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
-           WHERE a.application_name = ${applicationName}`.execute(probe);
+           WHERE a.application_name = ${applicationName} AND a.datname = current_database()`.execute(probe);
         if (waiting.rows.length > mostWaiting.length) mostWaiting = waiting.rows;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
