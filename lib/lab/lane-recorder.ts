@@ -16,6 +16,7 @@ import { instanceId } from "./instance";
 import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
 import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
+import { laneChanged } from "./live-lanes";
 import { publishLane } from "./stream";
 
 /**
@@ -246,6 +247,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   private changed(): void {
     if (!this.lane.operationId || !this.admitted) return;
     this.version++;
+    laneChanged(this.lane);
     publishLane(structuredClone(this.lane));
     const starts = this.lane.strategy !== "lease" && !this.requestWritten;
     if (starts || this.lane.answeredAt !== null) laneWriter.request(this);

@@ -6,21 +6,28 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { LeaseState } from "../../lease";
 import { instrumentDb } from "../instrument-db";
 import type { PhaseName } from "../lane";
+import { liveLane } from "../live-lanes";
+
+/** The operation's lane phases as they are now: in this process's memory while it runs here, else its row. */
+async function phasesOf(operationId: string): Promise<{ name: string; endedAt: string | null }[]> {
+  const live = liveLane(operationId);
+  if (live) return live.phases;
+  const lane = await instrumentDb()
+    .selectFrom("operation_lanes")
+    .select("phases")
+    .where("operation_id", "=", operationId)
+    .executeTakeFirst();
+  return (lane?.phases ?? []) as { name: string; endedAt: string | null }[];
+}
 
 /**
- * Polls the operation's timeline lane (on the lab's own pool, not the app's) until its `phase` has started
- * and not ended: a provider call in flight. False when `limitMs` passed first.
+ * Polls the operation's timeline lane (this process's, or its row on the lab's own pool, not the app's)
+ * until its `phase` has started and not ended: a provider call in flight. False when `limitMs` passed first.
  */
 export async function untilInPhase(operationId: string, phase: PhaseName, limitMs: number): Promise<boolean> {
   const until = performance.now() + limitMs;
   while (performance.now() < until) {
-    const lane = await instrumentDb()
-      .selectFrom("operation_lanes")
-      .select("phases")
-      .where("operation_id", "=", operationId)
-      .executeTakeFirst();
-    const phases = (lane?.phases ?? []) as { name: string; endedAt: string | null }[];
-    if (phases.some((each) => each.name === phase && each.endedAt === null)) return true;
+    if ((await phasesOf(operationId)).some((each) => each.name === phase && each.endedAt === null)) return true;
     await pause(5);
   }
   return false;
