@@ -17,8 +17,14 @@ async function overlap(lab: Lab, settings: Record<string, unknown>) {
   const second = await lab.switchTo(ada.email, "second switch, after the TTL");
   const done = await first;
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const secondStarted = calls
+    .filter((call) => call.operationId === second.operationId)
+    .map((call) => Date.parse(call.at) - call.durationMs);
+  const firstEnded = calls.filter((call) => call.operationId === done.operationId).map((call) => Date.parse(call.at));
   return {
     sentAfterTtl,
+    secondCalledProviderWhileFirstDid: secondStarted.length > 0 && Math.min(...secondStarted) < Math.max(...firstEnded),
     first: fact(done),
     second: fact(second),
     providerWritesApplied: {
@@ -43,8 +49,9 @@ export const ttlTooShort: Experiment = {
   question: "What if the TTL is shorter than the work it protects?",
   failureMode: null,
   expected:
-    "Safeguards off: the lease expires under the running switch, a second one takes it over, " +
-    "the provider is corrupted. Fencing on: the first switch's late call is refused. " +
+    "Safeguards off: the lease expires under the running switch, a second one takes it over and calls " +
+    "the provider at the same time, which corrupts it unless their calls happen to interleave harmlessly. " +
+    "Fencing on: the first switch's late call is refused. " +
     "Safeguards on: the deadline stops the first switch before its lease can expire; " +
     "the second is refused, and the next one recovers.",
   tryNext:
@@ -64,8 +71,11 @@ export const ttlTooShort: Experiment = {
     const safeguards = { ...guarded, next: fact(next), auditConsistentAfterNext: afterNext.consistent };
     const asExpected =
       [textbook, fenced, guarded].every((variant) => variant.sentAfterTtl) &&
-      !textbook.auditConsistent &&
-      textbook.providerWritesApplied.second > 0 &&
+      // Textbook, the lease does not keep the two apart; whether their calls then corrupt the provider
+      // depends on how they interleave at it (a call of the second may fail on what the first moved): the
+      // audit is reported as measured, not required.
+      textbook.second.status !== 409 &&
+      textbook.secondCalledProviderWhileFirstDid &&
       fenced.first.problemType === "fenced" &&
       fenced.auditConsistent &&
       guarded.first.problemType === "provider-deadline" &&
@@ -78,8 +88,11 @@ export const ttlTooShort: Experiment = {
       explanation: asExpected
         ? `Each provider call took ${callMs} ms under a ${ttlMs} ms lease. Textbook: ` +
           `the lease expired during the first switch's first call; at ${textbook.second.startedMs} ms the ` +
-          "second switch took it over, both changed the provider and it ended split " +
-          `(${textbook.violations.join("; ")}). With fencing, the second switch's read registered its ` +
+          "second switch took it over and called the provider while the first still did; " +
+          (textbook.auditConsistent
+            ? `their calls happened not to corrupt it this time (the second answered ${textbook.second.status}). `
+            : `the provider ended split (${textbook.violations.join("; ")}). `) +
+          "With fencing, the second switch's read registered its " +
           "newer token at the provider, so the first switch's call, arriving later with the older token, " +
           `was refused (${fenced.fencedCalls} fenced call, answer ${fenced.first.status} fenced) ` +
           "and the provider stayed consistent. With the safeguards, the first switch renewed its lease (up " +
@@ -95,7 +108,9 @@ export const ttlTooShort: Experiment = {
           "consistent. Choose a TTL above the work's duration, and do not trust it alone."
         : "Expected the textbook lease to corrupt the provider, fencing to refuse the late write, " +
           "and the safeguards to stop the slow switch themselves. Measured, textbook: " +
-          `the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, ` +
+          `the second switch answered ${textbook.second.status}, ` +
+          `${textbook.secondCalledProviderWhileFirstDid ? "called" : "did not call"} the provider while the first did, ` +
+          `and the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, ` +
           "the first switch answered " +
           `${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""} and the ` +
           `audit is ${fenced.auditConsistent ? "consistent" : "inconsistent"}. With the safeguards, ` +
