@@ -9,13 +9,12 @@ import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import { adaKeyGoneAfter, adaKeyTaken } from "./redis-facts";
 import type { Experiment } from "./types";
 
-const callMs = 600;
 /**
- * The first switch's unlink, during which the measure (a tenth of `callMs`) and the drop are made: long
- * enough that they fall inside it on a machine as busy as a class's (the provider's log says whether they
- * did); the second switch's calls take `callMs`, so it calls the provider while the first still does.
+ * Every provider call: long enough that the measure (a tenth of it) and the drop fall inside the first
+ * switch's first call on a machine as busy as a class's (the provider's log says whether they did). The
+ * two switches' calls are equally long, so that the first one's land first, as on a calm machine.
  */
-const firstUnlinkMs = 3_000;
+const callMs = 1_000;
 type Compared = "advisory" | "session-advisory" | "lease" | "redis";
 
 /**
@@ -119,11 +118,7 @@ async function endLeftoverLocks(probe: pg.Client): Promise<number> {
 
 /** A switch under `strategy` whose connection is dropped during its first provider call, and a second switch after. */
 async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) {
-  const switchCalls = slowSwitchCalls(callMs);
-  await lab.fresh({
-    strategy,
-    provider: { ...switchCalls, endpoints: { ...switchCalls.endpoints, unlink: { latencyMs: firstUnlinkMs } } },
-  });
+  await lab.fresh({ strategy, provider: slowSwitchCalls(callMs) });
   const leftoverLocksEnded = await endLeftoverLocks(probe);
   const running = lab.switchTo(ada.github, `${strategy}: first switch (its connection is dropped)`);
   const firstId = lab.operationIds.at(-1)!;
@@ -132,7 +127,6 @@ async function dropDuringSwitch(lab: Lab, probe: pg.Client, strategy: Compared) 
   const inCall = await lab.inPhase(firstId, "unlink", 5_000);
   const held = await heldDuringCall(probe, callMs / 10);
   const drop = await dropHolder(probe, strategy);
-  await lab.configure({ provider: { endpoints: { unlink: { latencyMs: callMs } } } });
   const second = await lab.switchTo(ada.email, `${strategy}: second switch, after the drop`);
   const first = await running;
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
@@ -293,7 +287,7 @@ function explanationAsExpected(
 ) {
   return [
     "Each first switch had what it depends on dropped (pg_terminate_backend) while its first provider call " +
-      `(a ${firstUnlinkMs} ms unlink) was in flight, as its lane showed it.`,
+      `(a ${callMs} ms unlink) was in flight, as its lane showed it.`,
     `Advisory (pg_advisory_xact_lock) held ${advisory.connectionsHeldDuringCalls.poolInUse} pooled connection, idle in ` +
       `transaction, for the whole call.`,
     `The drop ended that transaction and released its lock: the provider calls went on (${advisory.providerWritesApplied.first} ` +
@@ -398,7 +392,6 @@ export const advisoryOrLease: Experiment = {
       return {
         observed: {
           providerCallMs: callMs,
-          firstUnlinkMs,
           throughTransactionPooler: config.transactionPooler,
           advisory,
           sessionAdvisory: session,
