@@ -12,6 +12,7 @@ import { PartNotInstalled } from "./parts/part-process";
 import { checkInstalled, startParts } from "./parts/production-parts";
 import { config } from "../lib/core/config";
 import { ensureProvider } from "../lib/lab/provider-process-control";
+import { nextStartOptions } from "./next-start-options";
 
 const [mode = "dev", ...launchArgs] = process.argv.slice(2);
 if (mode !== "dev" && mode !== "start")
@@ -67,7 +68,14 @@ const children = urls.map((url, index) => {
     writeFileSync(`${distDir.NEXT_DIST_DIR}.tsconfig.json`, JSON.stringify({ extends: "./tsconfig.json" }, null, 2));
   const child = spawn(
     process.execPath,
-    [fileURLToPath(import.meta.resolve("next/dist/bin/next")), mode, "-p", String(instancePorts[index]), ...otherArgs],
+    [
+      fileURLToPath(import.meta.resolve("next/dist/bin/next")),
+      mode,
+      "-p",
+      String(instancePorts[index]),
+      ...(mode === "start" ? nextStartOptions : []),
+      ...otherArgs,
+    ],
     {
       stdio: "inherit",
       env: {

@@ -1,5 +1,7 @@
+import { sql, type Kysely } from "kysely";
 import { describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
+import type { Database } from "../db/schema";
 import { saveDisplayName } from "../lib/switch/users";
 import { freshLabEachTest } from "./fresh-lab";
 import { appClient } from "./harness/http-client";
@@ -7,6 +9,13 @@ import { appClient } from "./harness/http-client";
 const { app, session } = freshLabEachTest(undefined, ["ada", "grace"]);
 
 const adaTargets = ["github|8812", "auth0|ada-email", "apple|001122.ada"];
+
+const transactionsWaitingForALock = async (db: Kysely<Database>) =>
+  (
+    await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock' AND state = 'active'`.execute(db)
+  ).rows[0]!.n;
 
 /** Starts a promise and records when it settled relative to the others (an order, not a duration). */
 function tracked<T>(promise: Promise<T>, order: string[], name: string): Promise<T> {
@@ -64,7 +73,14 @@ describe.each(["transaction", "advisory"])("`%s`", (strategy) => {
       .toBeLessThanOrEqual(2);
     const order: string[] = [];
     const switches = adaTargets.map((target, index) => tracked(ada!.promote("ada", target), order, `switch ${index}`));
-    // Two transactions hold both connections (one calling the provider, one waiting for its lock)...
+    // Two transactions hold both connections: one calling the provider, one waiting in the database for its
+    // lock (a pool that is merely busy for a moment, with a switch's short read, would say the same numbers)...
+    const { db } = createDb(inject("databaseUrl"), 1);
+    try {
+      await expect.poll(() => transactionsWaitingForALock(db), { timeout: 10_000 }).toBe(1);
+    } finally {
+      await db.destroy();
+    }
     await expect
       .poll(async () => (await instance.get("/api/lab/pool")).body, { timeout: 10_000 })
       .toMatchObject({ inUse: 2, waiting: 1 });

@@ -118,14 +118,72 @@ function sendPoolIfChanged(): void {
 }
 
 /**
- * A lane of this instance, as it changes: its clients see it at once, from memory. Other instances hear of
- * it when its row is written (lane-writer.ts).
+ * A lane of this instance, as it changes (`version` grows with each change): its clients see it at once,
+ * from memory. Other instances hear of it when its row is written (lane-writer.ts), at its answer; while it
+ * runs, from `relayRunningLane`.
  */
-export function publishLane(lane: Lane): void {
+export function publishLane(lane: Lane, version: number): void {
+  if (lane.answeredAt === null) relayRunningLane(lane, version);
+  showLane(lane);
+}
+
+function showLane(lane: Lane): void {
   if (!hub.started) return;
   publish("operation", lane);
   // A request that starts, moves or answers changes whether the user has settled.
   auditSoon();
+}
+
+/**
+ * A running lane, told to the other instances in a notification of its own: its row is written only at the
+ * answer, so a client whose stream is on another instance than the switch (behind a balancer) would see it
+ * appear whole at its end. Changes gather per lane for a moment, and go on the lab's own pool, off the
+ * switch's path; a lane too large for a notification (8,000 bytes) is told by its row, at its answer.
+ */
+const running = { due: new Map<string, RunningLane>(), flushDue: null as ReturnType<typeof setTimeout> | null };
+const runningGatherMs = 40;
+const notificationLimitBytes = 7_900;
+
+interface RunningLane {
+  kind: "operation-running";
+  instance: string;
+  version: number;
+  lane: Lane;
+}
+
+function relayRunningLane(lane: Lane, version: number): void {
+  running.due.set(lane.operationId, { kind: "operation-running", instance: instanceId, version, lane });
+  running.flushDue ??= setTimeout(() => {
+    running.flushDue = null;
+    for (const message of running.due.values()) {
+      const payload = JSON.stringify(message);
+      if (Buffer.byteLength(payload) > notificationLimitBytes) continue;
+      notify(instrumentDb(), labStreamChannel, payload).catch((error: unknown) =>
+        console.error("[stream] a running lane was not told to the other instances:", error),
+      );
+    }
+    running.due.clear();
+  }, runningGatherMs);
+}
+
+/**
+ * What this instance has shown of other instances' lanes: the last running version of each, and the ones
+ * whose row it has read, after which a running notification that arrives late is stale.
+ */
+const othersSeen = { versions: new Map<string, number>(), written: new Set<string>() };
+const othersRemembered = 2_000;
+
+function remember<T>(collection: Map<string, T> | Set<string>, key: string, add: () => void): void {
+  collection.delete(key);
+  add();
+  if (collection.size > othersRemembered) collection.delete(collection.keys().next().value!);
+}
+
+function showOthersRunningLane({ lane, version }: RunningLane): void {
+  const seen = othersSeen.versions.get(lane.operationId) ?? 0;
+  if (othersSeen.written.has(lane.operationId) || version <= seen) return;
+  remember(othersSeen.versions, lane.operationId, () => othersSeen.versions.set(lane.operationId, version));
+  showLane(lane);
 }
 
 /** Another instance's lanes announced meanwhile, read together once a frame has passed. */
@@ -137,11 +195,18 @@ async function readAnnounced(): Promise<void> {
   announcedDue = null;
   const operationIds = [...announced];
   announced.clear();
-  for (const lane of await readLanes(instrumentDb(), operationIds)) publishLane(lane);
+  for (const lane of await readLanes(instrumentDb(), operationIds)) {
+    remember(othersSeen.written, lane.operationId, () => othersSeen.written.add(lane.operationId));
+    showLane(lane);
+  }
 }
 
 async function onNotification(payload: string): Promise<void> {
   const message = JSON.parse(payload) as { kind: string; data?: unknown; operationId?: string; instance?: string };
+  if (message.kind === "operation-running") {
+    if (message.instance !== instanceId && hub.clients.size > 0) showOthersRunningLane(message as RunningLane);
+    return;
+  }
   if (message.kind === "operation") {
     // This instance's own lanes were shown as they changed; others' are read only for clients to see.
     if (message.instance === instanceId || hub.clients.size === 0) return;

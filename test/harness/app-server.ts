@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { nextStartOptions } from "../../scripts/next-start-options";
 import { providerFor } from "./provider";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -55,6 +56,7 @@ export async function startApp(options: {
       "start",
       "-p",
       String(options.port),
+      ...nextStartOptions,
     ],
     {
       cwd: root,
