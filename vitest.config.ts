@@ -1,3 +1,4 @@
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
@@ -17,6 +18,15 @@ const productionFiles = [
   "test/provider-chaos.test.ts",
 ];
 
+// The product imports the lease by its package name (tsconfig.json's paths): here too, from its source.
+const leaseSource = path.join(import.meta.dirname, "lib/lease");
+const resolve = {
+  alias: [
+    { find: /^@lease-lock-lab\/lease$/, replacement: path.join(leaseSource, "index.ts") },
+    { find: /^@lease-lock-lab\/lease\/(.*)$/, replacement: path.join(leaseSource, "$1.ts") },
+  ],
+};
+
 // Each file gets a fresh database of its own, and a file that talks to the app gets an app of its own on it,
 // on its worker's ports: files run side by side. A file that must share state with another says so.
 const onPostgres = {
@@ -33,6 +43,7 @@ const onTheApp = { ...onPostgres, setupFiles: [...onPostgres.setupFiles, "test/s
  * file's database), with databases named apart (`<file>-<name>`).
  */
 const inAnotherShape = (name: string, include: string[], setupFile: string) => ({
+  resolve,
   test: {
     name,
     include,
@@ -63,17 +74,19 @@ export default defineConfig({
     projects: [
       {
         // Pure functions: no database, no build, no app.
+        resolve,
         test: {
           name: "unit",
           include: ["lib/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts", "docs/**/*.test.ts"],
           exclude: ["lib/**/*.pg.test.ts"],
         },
       },
-      { test: { name: "lease", include: leaseFiles, ...onPostgres } },
+      { resolve, test: { name: "lease", include: leaseFiles, ...onPostgres } },
       // The same files with every pool going through PgBouncer in transaction pooling (`pgbouncer` installed).
       inAnotherShape("lease-pooled", leaseFiles, "test/setup/file-pooled.ts"),
       {
         // The built app over real HTTP (`npm run build` first), and any other database test of `lib/`.
+        resolve,
         test: {
           name: "integration",
           include: ["test/**/*.test.ts", "lib/**/*.pg.test.ts"],
@@ -81,7 +94,7 @@ export default defineConfig({
           ...onTheApp,
         },
       },
-      { test: { name: "model", include: modelFiles, ...onTheApp } },
+      { resolve, test: { name: "model", include: modelFiles, ...onTheApp } },
       // Two instances behind HAProxy, both through PgBouncer (`pgbouncer` and `haproxy` installed).
       inAnotherShape("production", productionFiles, "test/setup/file-app-production.ts"),
     ],

@@ -11,7 +11,7 @@ import type { Kysely } from "kysely";
 import pg from "pg";
 import { createDb } from "../db/connection";
 import type { Database } from "../db/schema";
-import { defaultMaxHoldMs } from "../lib/lease";
+import { defaultMaxHoldMs } from "@lease-lock-lab/lease";
 import { identityActionLease } from "../lib/switch/lease-guard";
 import { intentRecorder } from "../lib/switch/journal";
 import { distribution, quantiles, repeated, shuffled, type Distribution, type Repeated } from "./stats";

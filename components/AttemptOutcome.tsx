@@ -4,8 +4,9 @@ import type { Problem } from "./api";
 import type { Attempt } from "./usePromote";
 
 /**
- * What became of one click: switched, refused or failed (with the real cause), or still running. The
- * status is announced once; the running time beside it is not a live region.
+ * What became of one click: switched, refused or failed (with the real cause), or still running. One
+ * live region per click, empty while it runs, so its answer is its one announcement; the running time
+ * beside it is not live.
  */
 export function AttemptOutcome({ attempt, now }: { attempt: Attempt; now: number }) {
   if (attempt.result) {
@@ -25,7 +26,8 @@ export function AttemptOutcome({ attempt, now }: { attempt: Attempt; now: number
   }
   return (
     <li className="outcome pending">
-      <span role="status">Switching… unlink, then link at the provider</span>{" "}
+      <span role="status" />
+      <span>Switching… unlink, then link at the provider</span>{" "}
       <small>({(Math.max(0, now - attempt.startedAt) / 1000).toFixed(1)} s)</small>
     </li>
   );
@@ -38,7 +40,7 @@ function describeProblem(problem: Problem, attempt: Attempt): string {
     const status = problem.providerStatus ? `HTTP ${String(problem.providerStatus)}` : "no answer";
     const cause =
       attempt.strategy === "none" && problem.providerStatus === 400
-        ? " Cause: the other switch already moved this identity: the provider is now corrupted."
+        ? " Cause: another switch had already moved the old primary; the audit tells what the provider is left with."
         : (attempt.strategy === "transaction" || attempt.strategy === "advisory") && step === "link"
           ? " The transaction was rolled back, but the provider's unlink was not undone: " +
             "rolling back the database cannot undo a call to another system."
@@ -47,6 +49,6 @@ function describeProblem(problem: Problem, attempt: Attempt): string {
   }
   if (problem.status === 504) return `The lease's deadline ran out during the ${step} step; the lease was released.`;
   if (problem.type.endsWith("/stale-write"))
-    return `${problem.title}: ${problem.detail} The provider was already changed by then: it is now corrupted.`;
+    return `${problem.title}: ${problem.detail} The provider was already changed by then: the audit tells what it is left with.`;
   return `${problem.title}: ${problem.detail}`;
 }

@@ -13,7 +13,8 @@ export const settlingWords = (settlingUntil: string | null): string =>
 /**
  * The audit as the page shows it. While an operation runs, a half-done switch waits for its repair or a
  * provider call may still land, what the provider shows is a moment in between, not a verdict: it is shown
- * as settling, calmly. Red (an alert) is kept for what stays wrong once nothing more can change it.
+ * as settling, calmly. Red (an alert) is kept for what stays wrong once nothing more can change it. Only that is announced: settling and
+ * consistent follow every switch, whose own answer is already its one announcement.
  */
 export function AuditPanel({ selected }: { selected: string | null }) {
   const audit = useQuery(auditQuery());
@@ -48,8 +49,7 @@ export function AuditPanel({ selected }: { selected: string | null }) {
       )}
       {settling.length > 0 && (
         <div>
-          {/* Announced once: the bounds below move with every renewal, and need not be read out each time. */}
-          <p className="verdict settling" role="status" data-testid={wrong.length > 0 ? undefined : "audit-verdict"}>
+          <p className="verdict settling" data-testid={wrong.length > 0 ? undefined : "audit-verdict"}>
             Settling: an operation is running, a half-done switch waits for its repair, or a provider call may still
             land. What the provider shows now is a moment in between, not a verdict.
           </p>
@@ -65,7 +65,7 @@ export function AuditPanel({ selected }: { selected: string | null }) {
         </div>
       )}
       {wrong.length === 0 && settling.length === 0 && (
-        <p className="verdict ok" role="status" data-testid="audit-verdict">
+        <p className="verdict ok" data-testid="audit-verdict">
           Consistent: every user&apos;s identities sit in one provider account, under the local primary.
         </p>
       )}

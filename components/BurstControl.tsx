@@ -7,10 +7,11 @@ import { settlingWords } from "./AuditPanel";
 import { Field, NumberField } from "./fields";
 
 /** "Fire N concurrent clicks": stages the race on the server, without a fast finger. */
-export function BurstControl({ user }: { user: UserView }) {
+export function BurstControl({ user, onFire }: { user: UserView; onFire: () => void }) {
   const [count, setCount] = useState(10);
   const [target, setTarget] = useState("");
   const burst = useMutation({
+    onMutate: onFire,
     mutationFn: () =>
       api<BurstReport>("/api/lab/burst", {
         method: "POST",

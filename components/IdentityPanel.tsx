@@ -8,15 +8,16 @@ import { LeaseBanner } from "./LeaseBanner";
 import { StaleNotice } from "./StaleNotice";
 import { labSettingsQuery, leaseQuery, timelineQuery, userQuery } from "./queries";
 import { useNow } from "./useNow";
-import { usePromote } from "./usePromote";
+import type { Promote } from "./usePromote";
 
-export function IdentityPanel({ userId }: { userId: string }) {
+/** The signed-in user's identities, each with its "Make primary", under the truth about the lease. */
+export function IdentityPanel({ userId, promote }: { userId: string; promote: Promote }) {
   const settings = useQuery(labSettingsQuery());
   const user = useQuery(userQuery(userId));
   const lease = useQuery(leaseQuery(userId));
   const timeline = useQuery(timelineQuery());
   const lanes = (timeline.data?.operations ?? []).filter((lane) => lane.userId === userId);
-  const { attempts, pending, makePrimary } = usePromote(userId, settings.data?.strategy);
+  const { attempts, pending, makePrimary } = promote;
   // The instance the next click goes to (a peer number), then back to this one.
   const [nextPeer, setNextPeer] = useState<number | null>(null);
   const leaseHeld = Boolean(lease.data?.held ?? user.data?.lease.held);

@@ -7,9 +7,10 @@ import { userQuery } from "./queries";
 
 /**
  * The signed-in user's other controls: a rename (the other writer of the user row) and a burst of
- * concurrent clicks. A card of their own, so a phone shows Make primary, the timeline and the audit first.
+ * concurrent clicks (a switch of this page: it ends the cards' last round of answers). A card of their
+ * own, so a phone shows Make primary, the timeline and the audit first.
  */
-export function IdentityTools({ userId }: { userId: string }) {
+export function IdentityTools({ userId, onSwitch }: { userId: string; onSwitch: () => void }) {
   const user = useQuery(userQuery(userId));
   if (!user.data) return null;
   return (
@@ -17,7 +18,7 @@ export function IdentityTools({ userId }: { userId: string }) {
       <h2 id="tools-heading">More to try</h2>
       {/* A new name from elsewhere (another tab, a reset) starts the field over. */}
       <RenameForm key={user.data.displayName} user={user.data} />
-      <BurstControl user={user.data} />
+      <BurstControl user={user.data} onFire={onSwitch} />
     </section>
   );
 }

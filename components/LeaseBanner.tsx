@@ -18,6 +18,52 @@ const otherGuards: Partial<Record<Strategy, string>> = {
 const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hour12: false }) + iso.slice(19, 23);
 const secondsBetween = (from: number, to: number) => (Math.abs(to - from) / 1000).toFixed(1);
 
+/** The lease row in a sentence and a tone: free, held (and for how long), or expired (and what that means). */
+function leaseHeadline(lease: LeaseRow | null, lanes: Lane[], now: number): { headline: string; tone: string } {
+  const holder = lease?.operationId ? lanes.find((lane) => lane.operationId === lease.operationId) : undefined;
+  const expiresAt = lease?.expiresAt ? Date.parse(lease.expiresAt) : null;
+  if (!lease?.held || expiresAt === null) {
+    return { headline: "Lease free — no operation is running for this user", tone: "free" };
+  }
+  if (expiresAt > now) {
+    const operation = lease.operationId?.slice(0, 8) ?? "?";
+    return {
+      headline: `Lease held by operation ${operation} — expires in ${secondsBetween(now, expiresAt)} s`,
+      tone: "held",
+    };
+  }
+  const headline =
+    holder && holder.answeredAt === null
+      ? `Lease expired ${secondsBetween(expiresAt, now)} s ago; operation ` +
+        `${holder.operationId.slice(0, 8)} is still running unprotected`
+      : `Lease expired ${secondsBetween(expiresAt, now)} s ago, never released: the next acquire takes it over`;
+  return { headline, tone: "expired" };
+}
+
+/** The lease's columns as the database sees them. */
+function LeaseColumns({ lease }: { lease: LeaseRow | null }) {
+  return (
+    <dl className="lease-row" aria-label="The lease's columns as the database sees them">
+      <div>
+        <dt>locked_at</dt>
+        <dd>{lease?.lockedAt ? clock(lease.lockedAt) : "null"}</dd>
+      </div>
+      <div>
+        <dt>expires</dt>
+        <dd>{lease?.expiresAt ? clock(lease.expiresAt) : "null"}</dd>
+      </div>
+      <div>
+        <dt>token</dt>
+        <dd>{lease?.token ?? "null"}</dd>
+      </div>
+      <div>
+        <dt>fence</dt>
+        <dd>{lease?.fence ?? "–"}</dd>
+      </div>
+    </dl>
+  );
+}
+
 /**
  * The truth about what guards this user's switch: under `lease`, the row as the database sees it (held or
  * not, expired while its operation still runs, the last acquire's answer); otherwise, what guards it instead.
@@ -33,61 +79,25 @@ export function LeaseBanner({
   lanes: Lane[];
   now: number;
 }) {
-  const running = lanes.filter((lane) => lane.answeredAt === null);
   if (strategy !== "lease") {
+    const running = lanes.filter((lane) => lane.answeredAt === null).length;
     return (
       <div className="lease other" data-testid="guard-banner">
         <p>
           <strong>Strategy {strategy}.</strong> {otherGuards[strategy] ?? "See the lab's controls for what it does."}
         </p>
-        <p>{running.length === 1 ? "1 operation running." : `${running.length} operations running.`}</p>
+        <p>{running === 1 ? "1 operation running." : `${running} operations running.`}</p>
       </div>
     );
   }
   const lastAcquire = lanes
     .flatMap((lane) => lane.phases.filter((phase) => phase.name === "acquire" && phase.outcome !== null))
     .at(-1);
-  const holder = lease?.operationId ? lanes.find((lane) => lane.operationId === lease.operationId) : undefined;
-  const expiresAt = lease?.expiresAt ? Date.parse(lease.expiresAt) : null;
-
-  let headline: string;
-  let tone: string;
-  if (!lease?.held || expiresAt === null) {
-    headline = "Lease free — no operation is running for this user";
-    tone = "free";
-  } else if (expiresAt > now) {
-    headline = `Lease held by operation ${lease.operationId?.slice(0, 8) ?? "?"} — expires in ${secondsBetween(now, expiresAt)} s`;
-    tone = "held";
-  } else if (holder && holder.answeredAt === null) {
-    headline =
-      `Lease expired ${secondsBetween(expiresAt, now)} s ago; operation ` +
-      `${holder.operationId.slice(0, 8)} is still running unprotected`;
-    tone = "expired";
-  } else {
-    headline = `Lease expired ${secondsBetween(expiresAt, now)} s ago, never released: the next acquire takes it over`;
-    tone = "expired";
-  }
+  const { headline, tone } = leaseHeadline(lease, lanes, now);
   return (
     <div className={`lease ${tone}`} data-testid="guard-banner">
       <p>{headline}</p>
-      <dl className="lease-row" aria-label="The lease's columns as the database sees them">
-        <div>
-          <dt>locked_at</dt>
-          <dd>{lease?.lockedAt ? clock(lease.lockedAt) : "null"}</dd>
-        </div>
-        <div>
-          <dt>expires</dt>
-          <dd>{lease?.expiresAt ? clock(lease.expiresAt) : "null"}</dd>
-        </div>
-        <div>
-          <dt>token</dt>
-          <dd>{lease?.token ?? "null"}</dd>
-        </div>
-        <div>
-          <dt>fence</dt>
-          <dd>{lease?.fence ?? "–"}</dd>
-        </div>
-      </dl>
+      <LeaseColumns lease={lease} />
       {lastAcquire && <p className="hint">Last acquire: {lastAcquire.detail}</p>}
     </div>
   );

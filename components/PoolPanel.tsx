@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { poolQuery } from "./queries";
 
+/** This instance's pool as slots (busy, idle, free) and a line of counts, from the stream's pool messages. */
 export function PoolPanel() {
   const pool = useQuery(poolQuery());
   if (!pool.data) return null;
@@ -19,7 +20,8 @@ export function PoolPanel() {
           <span key={index} className={index < inUse ? "slot busy" : index < inUse + idle ? "slot idle" : "slot"} />
         ))}
       </div>
-      <p className={waiting > 0 ? "pool-line waiting" : "pool-line"} aria-live="polite">
+      {/* Not a live region: it changes with every checkout and return, several times a switch. */}
+      <p className={waiting > 0 ? "pool-line waiting" : "pool-line"}>
         {inUse} in use · {idle} idle · <strong>{waiting} waiting</strong> for a connection
       </p>
     </section>

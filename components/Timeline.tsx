@@ -2,8 +2,8 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
-import type { Strategy } from "./api";
-import { labSettingsQuery, providerQuery, timelineQuery, usersQuery } from "./queries";
+import { providerQuery, timelineQuery, usersQuery } from "./queries";
+import { conflictMarks } from "./conflict-marks";
 import { TimelineChart } from "./TimelineChart";
 import { TimelineLegend } from "./TimelineLegend";
 
@@ -15,37 +15,9 @@ const windows = [
   { label: "Last 5 min", ms: 300_000 },
 ] as const;
 
-/** What to click to see a collision, under the strategy in force (or why there is none to see). */
-export function collisionHint(strategy: Strategy | undefined): string {
-  switch (strategy) {
-    case "lease":
-      return (
-        "Under lease nothing collides, by design: double-click Make primary and the second request is " +
-        "refused (409) while the first holds the lease."
-      );
-    case "none":
-      return (
-        "To corrupt the provider, click Make primary on two different identities, one right after the " +
-        "other. A double click on one identity collides but does no harm: the second unlink finds nothing (404)."
-      );
-    case "optimistic":
-      return (
-        "Click Make primary on two different identities, one right after the other: both change the " +
-        "provider, and the loser learns it only at the save (409 stale-write)."
-      );
-    case undefined:
-      return "Click Make primary to see an operation drawn here.";
-    default:
-      return (
-        `Under ${strategy} a second request waits for the first: double-click Make primary and watch ` +
-        "the waiting phase."
-      );
-  }
-}
-
 /**
  * The main page's timeline: the last ten minutes of every user's operations, live from the stream, in a
- * chosen window, with a pause.
+ * chosen window, with a pause. In the "fit" view the newest 409s are numbered on the picture and said under it.
  */
 export function Timeline({
   selected,
@@ -57,9 +29,12 @@ export function Timeline({
   const timeline = useQuery(timelineQuery());
   const users = useQuery(usersQuery());
   const provider = useQuery(providerQuery());
-  const settings = useQuery(labSettingsQuery());
   const [windowIndex, setWindowIndex] = useState(0);
   const [paused, setPaused] = useState(false);
+  const windowMs = windows[windowIndex]!.ms;
+  const lanes = timeline.data?.operations;
+  // Marked only where the rows do not move with the clock: in the "fit" view.
+  const marks = useMemo(() => (lanes && windowMs === null ? conflictMarks(lanes) : []), [lanes, windowMs]);
   const userNames = useMemo(
     () => Object.fromEntries((users.data?.users ?? []).map((user) => [user.id, user.displayName])),
     [users.data],
@@ -86,16 +61,17 @@ export function Timeline({
         </div>
       </div>
       <TimelineChart
-        lanes={timeline.data?.operations ?? []}
+        lanes={lanes ?? []}
         label="Operations over time"
         clockOffsetMs={timeline.data?.clockOffsetMs ?? 0}
         frozen={paused}
-        windowMs={windows[windowIndex]!.ms}
+        windowMs={windowMs}
+        marks={marks}
         providerCalls={provider.data?.calls}
         userNames={userNames}
         selected={selected}
         onSelect={onSelect}
-        empty={<p className="explanation">No operations yet. {collisionHint(settings.data?.strategy)}</p>}
+        empty={<p className="explanation">No operations yet: each switch is drawn here as it runs.</p>}
       />
       <TimelineLegend />
     </section>

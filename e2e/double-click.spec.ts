@@ -1,7 +1,7 @@
 /** The kit's doubleClick on the lab's page, with its client guard (buttons disabled while a request is pending). */
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { identityRow, resetLab, signInAs } from "./lab";
-import { doubleClick } from "./race";
+import { doubleClick } from "@lease-lock-lab/race";
 
 /** Switch requests the server received for Ada: every one has a lane, refused ones included. */
 const adaLanes = async (request: APIRequestContext) =>

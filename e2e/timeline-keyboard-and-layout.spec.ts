@@ -13,9 +13,15 @@ import {
 const chart = (page: Page) => page.getByRole("group", { name: /^Operations over time/ });
 const detail = (page: Page) => page.locator(".timeline-detail");
 
-/** A burst of `count` concurrent switches for Ada, as the burst control sends it; its answer's counts. */
+/**
+ * A burst of `count` concurrent switches for Ada, all to GitHub; its answer's counts. Not to random targets:
+ * a switch to the primary itself answers "unchanged" without a provider call, and on a loaded machine a
+ * request of the burst that arrives after it takes the lease too (seen: 2 × 200 at a load average of 60).
+ */
 async function burst(page: Page, count: number): Promise<Record<string, number>> {
-  const answer = await page.request.post("/api/lab/burst", { data: { userId: "ada", count } });
+  const answer = await page.request.post("/api/lab/burst", {
+    data: { userId: "ada", count, identityId: "github|8812" },
+  });
   expect(answer.status()).toBe(200);
   return (await answer.json()).counts;
 }
@@ -143,18 +149,5 @@ test.describe("the main page for a class", () => {
     await expect(page.getByRole("heading", { name: "Connection pool (this app instance)" })).toBeHidden();
     await openLabControls(page);
     await expect(page.getByRole("heading", { name: "Connection pool (this app instance)" })).toBeVisible();
-  });
-
-  test("the empty timeline says what to click for a collision under the strategy in force", async ({
-    page,
-    request,
-  }) => {
-    await resetLab(request);
-    await signInAs(page, "Ada Lovelace");
-    const hint = page.getByText(/^No operations yet/);
-    await expect(hint).toContainText("Under lease nothing collides, by design");
-    await request.put("/api/lab", { data: { strategy: "none" } });
-    await expect(hint).toContainText("click Make primary on two different identities");
-    await expect(hint).toContainText("A double click on one identity collides but does no harm");
   });
 });

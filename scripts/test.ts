@@ -2,9 +2,9 @@
  * `npm test`: every tier but the full model run, side by side where they do not wait on each other. First the
  * system's programs the tiers need, installed or asked for (scripts/parts/system-parts.ts); then the checks
  * (lint, typecheck, unit tests, what each package packs) and the lease tier, which need no build; then the
- * build; then the built app's tiers: integration with a fixed-seed sample of the model checker, then the
- * browser tests. Each line of output is prefixed with its step's name; a failed phase stops the run after its
- * other steps end.
+ * build, and beside it the packages installed into a project outside the repository; then the built app's
+ * tiers: integration with a fixed-seed sample of the model checker, then the browser tests. Each line of
+ * output is prefixed with its step's name; a failed phase stops the run after its other steps end.
  */
 import { spawn } from "node:child_process";
 import { ensureSystemParts } from "./parts/system-parts";
@@ -33,7 +33,12 @@ const phases: Step[][] = [
     // Each package of the repository (npm workspaces) builds and packs exactly what its README lists.
     { name: "packages", script: "check:packages" },
   ],
-  [{ name: "build", script: "build" }],
+  // Beside the build (after check:packages, which builds the packages too): both packages packed and installed into
+  // a new project outside the repository, racing its app with the installed kit (scripts/consumer/run.ts).
+  [
+    { name: "build", script: "build" },
+    { name: "consumer", script: "test:consumer" },
+  ],
   // One after the other: each runs its files side by side already, and both at once load the machine enough
   // to slow the app past the tests' timeouts.
   // With them, the lease's HTTP tests again in the production shape (HAProxy, two instances, PgBouncer).

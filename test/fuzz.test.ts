@@ -154,7 +154,14 @@ const validBodies = [
   { method: "POST", path: "/api/lab/support/users/ada/primary", body: { identityId: "github|8812" } },
   { method: "POST", path: "/api/lab/relay/1/users/ada/primary", body: { identityId: "github|8812" } },
 ];
-const knownFields = new Set(["userId", "identityId", "count", "displayName", ...Object.keys(defaultLabSettings)]);
+const knownFields = new Set([
+  "userId",
+  "identityId",
+  "identityIds",
+  "count",
+  "displayName",
+  ...Object.keys(defaultLabSettings),
+]);
 const unknownField = fc
   .tuple(
     fc.constantFrom(...validBodies),
@@ -170,6 +177,13 @@ const unknownField = fc
 
 function isValidBurstValue(field: string, value: unknown): boolean {
   if (field === "count") return Number.isInteger(value) && Number(value) >= 1 && Number(value) <= 50;
+  if (field === "identityIds")
+    return (
+      Array.isArray(value) &&
+      value.length >= 1 &&
+      value.length <= 50 &&
+      value.every((id) => adasIdentities.includes(id))
+    );
   return field === "userId" ? value === "ada" : adasIdentities.includes(value as string);
 }
 
@@ -208,7 +222,7 @@ const wrongType = fc.oneof(
     .filter((patch) => !isValidLabPatch(JSON.parse(JSON.stringify(patch))))
     .map((patch): BadRequest => ({ method: "PUT", path: "/api/lab", headers: json, body: JSON.stringify(patch) })),
   fc
-    .tuple(fc.constantFrom("userId", "count", "identityId"), wrongValue)
+    .tuple(fc.constantFrom("userId", "count", "identityId", "identityIds"), wrongValue)
     .filter(([field, value]) => value !== undefined && !isValidBurstValue(field, value))
     .map(([field, value]): BadRequest => ({
       method: "POST",

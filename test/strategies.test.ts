@@ -143,6 +143,25 @@ describe("POST /api/lab/burst", () => {
     expect(answer.body.audit).toMatchObject({ userId: "ada", consistent: true });
   });
 
+  it("with `identityIds`, takes them in turn: under `none`, two different identities at once corrupt the provider", async () => {
+    await app.configure({ strategy: "none", provider: { latencyMs: 300 } });
+    const targets = ["github|8812", "auth0|ada-email"];
+    const answer = await session.ada.post("/api/lab/burst", { userId: "ada", count: 2, identityIds: targets });
+    expect(answer.status).toBe(200);
+    expect(answer.body.results.map((result: { identityId: string }) => result.identityId)).toEqual(targets);
+    expect(answer.body.counts).toEqual({ 200: 1, 502: 1 });
+    expect(answer.body.audit).toMatchObject({ userId: "ada", consistent: false, settled: true });
+  });
+
+  it("refuses `identityIds` with `identityId`, and one not linked to the user, before any switch", async () => {
+    const both = { userId: "ada", count: 2, identityId: "github|8812", identityIds: ["github|8812"] };
+    expect((await session.ada.post("/api/lab/burst", both)).status).toBe(400);
+    const grace = { userId: "ada", count: 2, identityIds: ["github|8812", "github|1906"] };
+    expect((await session.ada.post("/api/lab/burst", grace)).status).toBe(404);
+    expect((await session.ada.post("/api/lab/burst", { userId: "ada", count: 2, identityIds: [] })).status).toBe(400);
+    expect((await app.provider()).calls).toEqual([]);
+  });
+
   it("refuses another user's burst and a count out of bounds", async () => {
     expect((await session.ada.post("/api/lab/burst", { userId: "grace", count: 2 })).status).toBe(403);
     expect((await session.ada.post("/api/lab/burst", { userId: "ada", count: 51 })).status).toBe(400);

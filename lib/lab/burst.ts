@@ -11,6 +11,8 @@ export interface BurstRequest {
   count: number;
   /** Every request targets this identity; without it, each picks one of the user's identities at random. */
   identityId?: string;
+  /** The targets in turn: request i targets `identityIds[i % length]` (e.g. two different identities at once). */
+  identityIds?: string[];
 }
 
 export interface BurstReport {
@@ -28,12 +30,11 @@ export async function fireBurst(
 ): Promise<BurstReport> {
   const identities = await identitiesOf(db, request.userId);
   if (identities.length === 0) throw new UserNotFound(request.userId);
-  if (request.identityId && !identities.some((identity) => identity.id === request.identityId)) {
-    throw new IdentityNotLinked(request.identityId, request.userId);
-  }
-  const targets = Array.from(
-    { length: request.count },
-    () => request.identityId ?? identities[Math.floor(Math.random() * identities.length)]!.id,
+  const named = request.identityIds ?? (request.identityId ? [request.identityId] : []);
+  const unlinked = named.find((identityId) => !identities.some((identity) => identity.id === identityId));
+  if (unlinked) throw new IdentityNotLinked(unlinked, request.userId);
+  const targets = Array.from({ length: request.count }, (_, index) =>
+    named.length > 0 ? named[index % named.length]! : identities[Math.floor(Math.random() * identities.length)]!.id,
   );
   const settled = await Promise.allSettled(
     targets.map((identityId) => promote(db, provider, { userId: request.userId, identityId })),

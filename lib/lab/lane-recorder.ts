@@ -5,10 +5,10 @@
  * lane writer; times are the database's clock (db-clock.ts).
  */
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { problemFor } from "../core/problems";
-import type { LeaseEvent } from "../lease";
+import type { LeaseEvent } from "@lease-lock-lab/lease";
 import { shortId } from "../switch/events";
 import type { JournalEntry } from "../switch/journal";
 import { clockTime, databaseClock, dbNow } from "./db-clock";
@@ -214,18 +214,24 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   }
 
   private async refused(heldUntil: Date | null, acquire: EndPhase | undefined): Promise<void> {
-    // The 0-row answer came now; the holder's name is looked up after it. The statement itself said the
-    // lease was held until `heldUntil`, so it ran before then: a stamp past it is this process's lateness
-    // (a busy event loop), not the refusal's, and is drawn at that bound.
+    // The 0-row answer came now; the holder's name is looked up after it, and only trusted while the lease
+    // still has the expiry the refusal reported (to the millisecond a Date keeps): a holder that came later,
+    // or a renewal, make it "another operation" rather than a name the refusal never saw.
+    // The statement itself said the lease was held until `heldUntil`, so it ran before then: a stamp past it
+    // is this process's lateness (a busy event loop), not the refusal's, and is drawn at that bound.
     const now = dbNow();
     const refusedAt = heldUntil && Date.parse(now) > heldUntil.getTime() ? heldUntil.toISOString() : now;
-    const holder = await this.db
-      .selectFrom("switch_journal")
-      .select("operation_id")
-      .where("user_id", "=", this.lane.userId)
-      .orderBy("id", "desc")
-      .executeTakeFirst()
-      .catch(() => undefined);
+    const holder = heldUntil
+      ? await sql<{ operation_id: string }>`
+          SELECT j.operation_id FROM switch_journal j
+            JOIN users u ON u.id = j.user_id AND j.fence = u.identity_action_fence
+           WHERE u.id = ${this.lane.userId}
+             AND date_trunc('milliseconds', u.identity_action_locked_until) = ${heldUntil}
+           ORDER BY j.id DESC LIMIT 1`
+          .execute(this.db)
+          .then(({ rows }) => rows[0])
+          .catch(() => undefined)
+      : undefined;
     const by = holder ? `operation ${shortId(holder.operation_id)}` : "another operation";
     const until = heldUntil ? ` until ${clockTime(heldUntil.toISOString())}` : "";
     acquire?.("refused", `0 rows: held by ${by}${until}`, { at: refusedAt });

@@ -9,7 +9,7 @@ import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
-import { Deadline, withLease } from "../lease";
+import { Deadline, withLease } from "@lease-lock-lab/lease";
 import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
 import { identityActionLease } from "../switch/lease-guard";
 import { switchJournal } from "../switch/journal";

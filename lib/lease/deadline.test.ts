@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Deadline } from "./deadline";
+import { Deadline } from "./deadline.ts";
 
 describe("deadline", () => {
   it("fires when its budget runs out, says why, and can be moved later until then", async () => {

@@ -1,4 +1,5 @@
-export { Deadline, sleep, type DeadlineCause } from "./deadline";
+export { Deadline, sleep, type DeadlineCause } from "./deadline.ts";
+export type { HoldersPage, HoldersQuery, LeaseHolder } from "./holders.ts";
 export {
   leaseLock,
   type Acquisition,
@@ -10,7 +11,7 @@ export {
   type LeaseState,
   type RowId,
   type StatementRecorder,
-} from "./lease-lock";
+} from "./lease-lock.ts";
 export {
   LeaseLostError,
   LeaseUnavailable,
@@ -21,4 +22,4 @@ export {
   type LeaseSection,
   type RunUnderLease,
   type WithLeaseOptions,
-} from "./with-lease";
+} from "./with-lease.ts";

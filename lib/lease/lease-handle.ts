@@ -11,7 +11,7 @@ import {
   type UpdateQueryBuilder,
   type UpdateResult,
 } from "kysely";
-import type { AcquireOptions, LeaseColumns, LeaseHandle, LeaseLockOptions, RowId } from "./lease-lock";
+import type { AcquireOptions, LeaseColumns, LeaseHandle, LeaseLockOptions, RowId } from "./lease-lock.ts";
 
 /** The lease's columns as SQL references, and the marker that names its statements. */
 export interface LeaseRefs {

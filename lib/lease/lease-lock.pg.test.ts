@@ -1,33 +1,62 @@
-import { sql } from "kysely";
-import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { createDb } from "../../db/connection";
-import type { Database } from "../../db/schema";
-import { leaseLock, type Acquisition, type LeaseHandle } from "./lease-lock";
+import { sql, type Generated } from "kysely";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { leaseLock, type Acquisition, type LeaseHandle } from "./lease-lock.ts";
+import { testDb } from "./test-support/database.ts";
 
 const CONTENDERS = 50;
-// The same columns the app's lease uses, declared here: the library is tested on its own.
-const identityActionLease = leaseLock<Database, "users">({
-  table: "users",
+/** Users with the columns of an identity-action lease, and their identities: tables of this file's own. */
+interface LeaseTestDatabase {
+  lease_test_users: {
+    id: string;
+    display_name: string;
+    version: Generated<number>;
+    identity_action_locked_at: Date | null;
+    identity_action_locked_until: Date | null;
+    identity_action_lock_token: string | null;
+    identity_action_fence: Generated<string>;
+  };
+  lease_test_identities: { id: string; user_id: string; position: number };
+}
+
+const identityActionLease = leaseLock<LeaseTestDatabase, "lease_test_users">({
+  table: "lease_test_users",
   id: "id",
   lockedAt: "identity_action_locked_at",
   lockedUntil: "identity_action_locked_until",
   token: "identity_action_lock_token",
   fence: "identity_action_fence",
 });
-const { db, pool } = createDb(inject("databaseUrl"), CONTENDERS + 5, { namedStatements: inject("namedStatements") });
+const { db, pool } = testDb<LeaseTestDatabase>(CONTENDERS + 5);
 
-afterAll(() => db.destroy());
+beforeAll(async () => {
+  await sql`DROP TABLE IF EXISTS lease_test_users, lease_test_identities`.execute(db);
+  await sql`
+    CREATE TABLE lease_test_users (
+      id text PRIMARY KEY, display_name text NOT NULL, version integer NOT NULL DEFAULT 1,
+      identity_action_locked_at timestamptz, identity_action_locked_until timestamptz,
+      identity_action_lock_token text, identity_action_fence bigint NOT NULL DEFAULT 0
+    )`.execute(db);
+  await sql`CREATE TABLE lease_test_identities (id text PRIMARY KEY, user_id text NOT NULL, position integer NOT NULL)`.execute(
+    db,
+  );
+  await sql`INSERT INTO lease_test_users (id, display_name) VALUES ('ada', 'Ada Lovelace')`.execute(db);
+  await sql`INSERT INTO lease_test_identities VALUES ('github|8812', 'ada', 0), ('google|ada', 'ada', 1)`.execute(db);
+});
+afterAll(async () => {
+  await sql`DROP TABLE IF EXISTS lease_test_users, lease_test_identities`.execute(db);
+  await db.destroy();
+});
 
 async function clearLease(userId: string): Promise<void> {
   await sql`
-    UPDATE users
+    UPDATE lease_test_users
        SET identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
      WHERE id = ${userId}`.execute(db);
 }
 
 /** Moves the lease's expiry into the past, as if its holder had stalled or died that long ago. */
 async function expireLease(userId: string): Promise<void> {
-  await sql`UPDATE users SET identity_action_locked_until = now() - interval '1 millisecond' WHERE id = ${userId}`.execute(
+  await sql`UPDATE lease_test_users SET identity_action_locked_until = now() - interval '1 millisecond' WHERE id = ${userId}`.execute(
     db,
   );
 }
@@ -62,7 +91,9 @@ describe("lease lock on real PostgreSQL", () => {
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 }));
     const { rows } = await sql<{
       expected: Date;
-    }>`SELECT identity_action_locked_at + interval '10 seconds' AS expected FROM users WHERE id = 'ada'`.execute(db);
+    }>`SELECT identity_action_locked_at + interval '10 seconds' AS expected FROM lease_test_users WHERE id = 'ada'`.execute(
+      db,
+    );
     expect(lease.expiresAt).toEqual(rows[0]!.expected);
     expect(lease.remainingMs).toBeGreaterThan(9_000);
     expect(lease.remainingMs).toBeLessThanOrEqual(10_000);
@@ -100,7 +131,7 @@ describe("lease lock on real PostgreSQL", () => {
     "hands the winner the row as the acquisition left it, typed as a query of it reads it, " +
       "so the work needs no read of its own",
     async () => {
-      await sql`UPDATE users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
+      await sql`UPDATE lease_test_users SET display_name = 'Ada L.' WHERE id = 'ada'`.execute(db);
       const acquisition = await identityActionLease.acquire(db, "ada", { ttlMs: 10_000 });
       const lease = held(acquisition);
       if (!acquisition.acquired) throw new Error("expected to acquire");
@@ -115,7 +146,7 @@ describe("lease lock on real PostgreSQL", () => {
       expect(row.identity_action_locked_at).toBeInstanceOf(Date);
       expect(Object.keys(row).filter((column) => column.startsWith("lease_lock_"))).toEqual([]);
       await lease.release();
-      await sql`UPDATE users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
+      await sql`UPDATE lease_test_users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
     },
   );
 
@@ -176,7 +207,7 @@ describe("what an acquisition sends with it", () => {
       reason: "unmet",
     });
     expect((await identityActionLease.inspect(db, "ada"))!.held).toBe(false);
-    const ada = sql<boolean>`EXISTS (SELECT 1 FROM identities WHERE user_id = 'ada')`;
+    const ada = sql<boolean>`EXISTS (SELECT 1 FROM lease_test_identities WHERE user_id = 'ada')`;
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: ada }));
     // What is required comes before who holds the lease: a caller without the right learns nothing of it.
     expect(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, requires: never })).toEqual({
@@ -191,7 +222,7 @@ describe("what an acquisition sends with it", () => {
 
   it("returns what its reads found, as JSON rows, to the winner only", async () => {
     const identities = () =>
-      sql`SELECT id, position FROM identities WHERE user_id = 'ada' AND EXISTS (SELECT 1 FROM acquired) ORDER BY position`;
+      sql`SELECT id, position FROM lease_test_identities WHERE user_id = 'ada' AND EXISTS (SELECT 1 FROM acquired) ORDER BY position`;
     const taken = await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: { identities } });
     if (!taken.acquired) throw new Error("expected to acquire");
     expect(taken.also.identities!.map((row) => row.id)).toContain("github|8812");
@@ -204,11 +235,19 @@ describe("what an acquisition sends with it", () => {
 
   it("ends the lease with the holder's last write, in one statement, only while it is its own", async () => {
     const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
-    const before = await db.selectFrom("users").select("version").where("id", "=", "ada").executeTakeFirstOrThrow();
+    const before = await db
+      .selectFrom("lease_test_users")
+      .select("version")
+      .where("id", "=", "ada")
+      .executeTakeFirstOrThrow();
     const written = await lease.releasing({ version: sql<number>`version + 1` }).executeTakeFirst();
     expect(written.numUpdatedRows).toBe(1n);
     expect(await identityActionLease.inspect(db, "ada")).toMatchObject({ held: false, token: null });
-    const after = await db.selectFrom("users").select("version").where("id", "=", "ada").executeTakeFirstOrThrow();
+    const after = await db
+      .selectFrom("lease_test_users")
+      .select("version")
+      .where("id", "=", "ada")
+      .executeTakeFirstOrThrow();
     expect(after.version).toBe(before.version + 1);
     // Taken over since: the same write changes nothing, and the next holder keeps its lease.
     const next = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));

@@ -13,7 +13,8 @@ import {
   type UpdateQueryBuilder,
   type UpdateResult,
 } from "kysely";
-import { interval, leaseHandle, leaseRefs, millisecondsLeft, type LeaseRefs } from "./lease-handle";
+import { leaseHolders, type HoldersPage, type HoldersQuery } from "./holders.ts";
+import { interval, leaseHandle, leaseRefs, millisecondsLeft, type LeaseRefs } from "./lease-handle.ts";
 
 /** The columns of `Row` whose selected type is assignable to `Value`: the lock's columns are checked. */
 type ColumnsOfType<Row, Value> = {
@@ -141,8 +142,16 @@ export interface LeaseState {
 }
 
 export interface LeaseLock<DB, TB extends keyof DB & string = keyof DB & string> {
+  /** The protected table's name (for telemetry and display). */
+  readonly table: string;
+  /**
+   * The try-lock: it never waits for a holder. A lease held by another is refused at once with its expiry;
+   * a concurrent acquirer's statement is waited for only while that one statement runs (its row lock).
+   */
   acquire(db: Kysely<DB>, rowId: RowId, options: AcquireOptions): Promise<Acquisition<DB, TB>>;
   inspect(db: Kysely<DB>, rowId: RowId): Promise<LeaseState | null>;
+  /** Who holds what: a page of the rows held now, by id (see `holders.ts`). */
+  holders(db: Kysely<DB>, query?: HoldersQuery): Promise<HoldersPage>;
 }
 
 /** The columns the acquiring statement adds to the row it returns; never the names of a table's own. */
@@ -183,6 +192,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
 ): LeaseLock<DB, TB> {
   const refs = leaseRefs(columns, options);
   return {
+    table: columns.table,
     async acquire(db, rowId, acquireOptions) {
       const taken = await acquiringStatement(refs, rowId, acquireOptions).execute(db);
       const {
@@ -208,6 +218,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
       return { acquired: true, lease, intentId, row: row as Selectable<DB[TB]>, also: also ?? {} };
     },
     inspect: (db, rowId) => inspectLease(refs, db, rowId),
+    holders: (db, query) => leaseHolders(refs, db, query),
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Renewal } from "./renewal";
+import { Renewal } from "./renewal.ts";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

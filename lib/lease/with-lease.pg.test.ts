@@ -1,8 +1,8 @@
 import { sql, type Generated } from "kysely";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { createDb } from "../../db/connection";
-import { leaseLock, type LeaseLock } from "./lease-lock";
-import { LeaseLostError, LeaseUnavailable, withLease, type LeaseEvent } from "./with-lease";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { leaseLock, type LeaseLock } from "./lease-lock.ts";
+import { testDb } from "./test-support/database.ts";
+import { LeaseLostError, LeaseUnavailable, withLease, type LeaseEvent } from "./with-lease.ts";
 
 /** A table that has nothing to do with users: a queue of jobs, each leased by the worker that runs it. */
 interface JobsDatabase {
@@ -17,7 +17,7 @@ interface JobsDatabase {
   };
 }
 
-const { db } = createDb<JobsDatabase>(inject("databaseUrl"), 20, { namedStatements: inject("namedStatements") });
+const { db } = testDb<JobsDatabase>(20);
 const jobLease = leaseLock<JobsDatabase, "lease_demo_jobs">({
   table: "lease_demo_jobs",
   id: "job_id",

@@ -5,9 +5,9 @@
  * events. Nothing here knows what the work is.
  */
 import type { Kysely, Selectable } from "kysely";
-import { Deadline } from "./deadline";
-import type { AcquireOptions, Acquisition, LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock";
-import { Renewal } from "./renewal";
+import { Deadline } from "./deadline.ts";
+import type { AcquireOptions, Acquisition, LeaseHandle, LeaseLock, RowId, StatementRecorder } from "./lease-lock.ts";
+import { Renewal } from "./renewal.ts";
 
 export type LeaseEvent =
   | { kind: "acquired"; lease: LeaseHandle }

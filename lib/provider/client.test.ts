@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { splitIdentityId } from "../../db/schema";
-import { Deadline } from "../lease/deadline";
+import { Deadline } from "@lease-lock-lab/lease";
 import { accountFromProvider, backoffMs, identityProviderClient, ProviderCallError } from "./client";
 
 describe("backoff", () => {

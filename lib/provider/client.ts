@@ -5,7 +5,7 @@
  */
 import { identityIdOf, splitIdentityId } from "../../db/schema";
 import { config } from "../core/config";
-import { sleep, type Deadline } from "../lease/deadline";
+import { sleep, type Deadline } from "@lease-lock-lab/lease";
 import { requestJson, type JsonAnswer } from "./http-json";
 
 /** The provider's answers as Auth0 spells them: these field names go no further than the provider's clients. */

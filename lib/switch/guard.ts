@@ -7,7 +7,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
 import { IdentityNotLinked, UserNotFound, type Problem } from "../core/problems";
-import type { Deadline } from "../lease";
+import type { Deadline } from "@lease-lock-lab/lease";
 import type { JournalEntry } from "./journal";
 import { findUser, type User } from "./users";
 

@@ -14,7 +14,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type UpdateQueryBuilder, type UpdateResult } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
-import type { LeaseHandle, StatementRecorder } from "../lease";
+import type { LeaseHandle, StatementRecorder } from "@lease-lock-lab/lease";
 import { primaryChange } from "./users";
 
 /** The user's lease, as the journal's writes check it. */

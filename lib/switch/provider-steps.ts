@@ -8,7 +8,7 @@ import {
   type Problem,
   type ProviderStep,
 } from "../core/problems";
-import type { Deadline } from "../lease";
+import type { Deadline } from "@lease-lock-lab/lease";
 import { ProviderCallError, type IdentityProviderClient, type ProviderCallContext } from "../provider/client";
 import type { GuardedSection } from "./guard";
 

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { UserNotFound } from "../core/problems";
-import { Deadline } from "../lease";
+import { Deadline } from "@lease-lock-lab/lease";
 import { ProviderCallError, type IdentityProviderClient } from "../provider/client";
 import { providerProblem } from "./provider-steps";
 import { getUserView, type UserView } from "./user-view";

@@ -14,7 +14,7 @@ import {
   type ProviderAccount,
   type ProviderCallContext,
 } from "../provider/client";
-import { defaultMaxHoldMs } from "../lease";
+import { defaultMaxHoldMs } from "@lease-lock-lab/lease";
 import { shortId } from "./events";
 import { recoveryLink, type Guard, type GuardedSection } from "./guard";
 import { withIdempotencyKey } from "./idempotency";

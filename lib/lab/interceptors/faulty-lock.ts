@@ -4,7 +4,7 @@
  * that has died (after the lab's crash nothing it started answers again: no renewal, no release).
  */
 import { setTimeout as pause } from "node:timers/promises";
-import type { LeaseHandle, LeaseLock } from "../../lease";
+import type { LeaseHandle, LeaseLock } from "@lease-lock-lab/lease";
 import type { CrashPoint } from "../settings-schema";
 
 export interface LockFaults {
@@ -43,7 +43,9 @@ export function faultyLock<DB, TB extends keyof DB & string>(
   process: PlayedProcess,
 ): LeaseLock<DB, TB> {
   return {
+    table: lock.table,
     inspect: lock.inspect,
+    holders: lock.holders,
     async acquire(db, rowId, options) {
       const taken = await lock.acquire(db, rowId, options);
       return taken.acquired ? { ...taken, lease: faultyHandle(taken.lease, faults, process) } : taken;

@@ -2,7 +2,7 @@
  * The switch's collaborators, recorded on the operation's timeline lane: each provider call a phase, the
  * lease's events (acquisition, renewals, release), and the guard's run (take-over, save, release, a crash).
  */
-import type { RunUnderLease } from "../../lease";
+import type { RunUnderLease } from "@lease-lock-lab/lease";
 import { ProviderCallError, type IdentityProviderClient } from "../../provider/client";
 import type { Guard, GuardedSection } from "../../switch/guard";
 import { DiedDuringCall } from "./crash-during-call";

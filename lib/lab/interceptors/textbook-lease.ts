@@ -5,7 +5,7 @@
  * the caller's error. It stands in for `withLease` under the product's lease guard, with the journal's
  * saves unfenced, so the switch's steps are the same and only the lease differs.
  */
-import { Deadline, LeaseUnavailable, type LeaseHandle, type RunUnderLease } from "../../lease";
+import { Deadline, LeaseUnavailable, type LeaseHandle, type RunUnderLease } from "@lease-lock-lab/lease";
 import { switchJournal, intentRecorder, type SwitchJournal } from "../../switch/journal";
 import { unfencedSaves } from "./unfenced-saves";
 

@@ -1,0 +1,41 @@
+"use client";
+
+import Link from "next/link";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api } from "./api";
+import { instancesQuery, queryKeys, sessionQuery } from "./queries";
+import { ServedByPanel } from "./ServedByPanel";
+
+/** The page's title and lesson in one line, whether the stream is live, which instance served it, sign-out. */
+export function Masthead({ connected }: { connected: boolean }) {
+  const queryClient = useQueryClient();
+  const session = useQuery(sessionQuery());
+  const instances = useQuery(instancesQuery());
+  const signOut = useMutation({
+    mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
+    onSuccess: () => queryClient.setQueryData(queryKeys.session, null),
+  });
+  return (
+    <header className="masthead">
+      <div>
+        <h1>Lease Lock Lab</h1>
+        <p className="tagline">
+          Only one request may change a user&apos;s primary identity at a time. Watch what happens when two try.{" "}
+          <Link href="/learn">Learn: every question, run in one click</Link>
+        </p>
+      </div>
+      <div className="masthead-side">
+        <p className="hint">
+          {connected ? "Live" : "Reconnecting…"}
+          {instances.data && ` · served by instance ${instances.data.instance}`}
+        </p>
+        <ServedByPanel />
+        {session.data && (
+          <button type="button" className="quiet" onClick={() => signOut.mutate()}>
+            Sign out
+          </button>
+        )}
+      </div>
+    </header>
+  );
+}
