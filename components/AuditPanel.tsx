@@ -11,9 +11,9 @@ export const settlingWords = (settlingUntil: string | null): string =>
   settlingUntil === null ? "settling" : `settling until ${clock(settlingUntil)}`;
 
 /**
- * The audit as the page shows it. While an operation runs or a provider call may still land, what the
- * provider shows is a moment in between, not a verdict: it is shown as settling, calmly. Red (an alert)
- * is kept for what stays wrong once nothing more can land. Only that is announced: settling and
+ * The audit as the page shows it. While an operation runs, a half-done switch waits for its repair or a
+ * provider call may still land, what the provider shows is a moment in between, not a verdict: it is shown
+ * as settling, calmly. Red (an alert) is kept for what stays wrong once nothing more can change it. Only that is announced: settling and
  * consistent follow every switch, whose own answer is already its one announcement.
  */
 export function AuditPanel({ selected }: { selected: string | null }) {
@@ -50,8 +50,8 @@ export function AuditPanel({ selected }: { selected: string | null }) {
       {settling.length > 0 && (
         <div>
           <p className="verdict settling" data-testid={wrong.length > 0 ? undefined : "audit-verdict"}>
-            Settling: an operation is running or a provider call may still land. What the provider shows now is a moment
-            in between, not a verdict.
+            Settling: an operation is running, a half-done switch waits for its repair, or a provider call may still
+            land. What the provider shows now is a moment in between, not a verdict.
           </p>
           <ul>
             {settling.map((user) => (

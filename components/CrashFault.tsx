@@ -7,6 +7,7 @@ import { Field } from "./fields";
 const crashLabels: Record<CrashPoint, string> = {
   "after-acquire": "after acquiring the lease",
   "after-unlink": "after the unlink",
+  "during-link": "during the link (its call at the provider)",
   "after-link": "after the link (before the save)",
 };
 

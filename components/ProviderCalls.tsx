@@ -5,7 +5,8 @@ function describeCall(call: ProviderCall): string {
   if (call.outcome === "timeout") return "timed out (no answer)";
   if (call.outcome === "network-error") return "network error";
   if (call.outcome === "applied-late") return `${call.status}, applied but answered late`;
-  if (call.outcome === "client-closed") return "not applied: the caller had gone";
+  if (call.outcome === "client-closed") return `${call.status}, done after its caller had gone`;
+  if (call.outcome === "deadline-passed") return `${call.status}, not applied: its deadline had passed`;
   if (call.outcome === "fenced") return `${call.status}, fenced: stale token`;
   return String(call.status);
 }

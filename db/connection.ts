@@ -56,15 +56,21 @@ class TimedClient extends pg.Client {
  * we convert where read. `synchronousCommit: false` is for writes that may be lost in a database crash:
  * their commits answer before the WAL reaches the disk (a startup parameter: a direct connection only).
  * `namedStatements: false` sends the lease's statements unnamed, as a transaction pooler needs them
- * (db/prepared-statements.ts).
+ * (db/prepared-statements.ts). `applicationName` names the pool's sessions in `pg_stat_activity`, so that
+ * the lab can tell its own connections (its instruments', the simulated provider's) from the app's.
  */
 export function createDb<DB = Database>(
   connectionString: string,
   poolSize = 10,
-  { synchronousCommit = true, namedStatements = true } = {},
+  {
+    synchronousCommit = true,
+    namedStatements = true,
+    applicationName,
+  }: { synchronousCommit?: boolean; namedStatements?: boolean; applicationName?: string } = {},
 ): { db: Kysely<DB>; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString,
+    ...(applicationName ? { application_name: applicationName } : {}),
     ...(synchronousCommit ? {} : { options: "-c synchronous_commit=off" }),
     max: poolSize,
     Client: TimedClient as unknown as new () => pg.ClientBase,

@@ -54,7 +54,9 @@ test("a switch whose link failed is finished by the next one, and the page says 
   await expect(identityRow(page, "github|8812").getByRole("alert")).toHaveText(
     /^The provider failed the link step \(HTTP 500\)/,
   );
-  await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
+  // Half-done, its journal entry open: the audit shows the split as settling (a repair will come), not red.
+  await expect(page.getByTestId("audit-verdict")).toHaveText(/^Settling/);
+  await expect(page.getByText("github|8812 is orphaned in its own account")).toBeVisible();
 
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await expect(identityRow(page, "auth0|ada-email").getByText("Switched: now primary")).toBeVisible();

@@ -31,8 +31,8 @@ describe("the audit says whether it has settled", () => {
   });
 
   it(
-    "while a late write may land: unsettled until a bound that covers it; then settled, " +
-      "and consistent after one reconciliation, with no further switch",
+    "while a late write may land and its journal entry waits for a repair: unsettled, with no " +
+      "bound; settled and consistent once the reconciler repaired it, with no further switch",
     async () => {
       // The unlink is applied 4 s after it was sent, after the caller gave up (renewals cap a 600 ms lease at
       // 1.8 s): the switch answers 504 and its outcome is unknown until the provider's 5 s limit has passed.
@@ -47,27 +47,24 @@ describe("the audit says whether it has settled", () => {
       const first = await session.ada.promote("ada", "github|8812");
       expect(first.status).toBe(504);
 
+      // The switch's journal entry is open: something will repair it (the reconciler, the next switch), and
+      // nobody knows when. Not a bound, and never a verdict.
       const whileUnknown = await app.audit();
       const ada = whileUnknown.users.find((user: { userId: string }) => user.userId === "ada");
-      expect(ada).toMatchObject({ settled: false, settlingUntil: expect.any(String) });
-      expect(whileUnknown).toMatchObject({ settled: false, settlingUntil: ada.settlingUntil });
+      expect(ada).toMatchObject({ settled: false, settlingUntil: null });
+      expect(whileUnknown).toMatchObject({ settled: false, settlingUntil: null });
       // The other users have nothing running.
       for (const other of whileUnknown.users.filter((user: { userId: string }) => user.userId !== "ada"))
         expect(other).toMatchObject({ settled: true, settlingUntil: null });
 
-      // The write lands before the bound the audit gave, and the audit still says it is settling.
+      // The write lands, and the audit still says it is settling.
       await expect
         .poll(async () => (await app.calls()).find((call) => call.outcome === "applied-late"), { timeout: 10_000 })
         .toBeDefined();
-      const landed = (await app.calls()).find((call) => call.outcome === "applied-late")!;
-      expect(Date.parse(landed.at)).toBeLessThanOrEqual(Date.parse(ada.settlingUntil));
-      const afterLanding = await app.userAudit("ada");
-      expect(afterLanding.consistent).toBe(false);
-      expect(afterLanding.settled).toBe(false);
-
-      // Once nothing more can land, the audit settles: what it shows now is the verdict (split, until reconciled).
-      await expect.poll(async () => (await app.userAudit("ada")).settled, { timeout: 15_000 }).toBe(true);
-      expect(await app.userAudit("ada")).toMatchObject({ settled: true, settlingUntil: null, consistent: false });
+      expect(await app.userAudit("ada")).toMatchObject({ consistent: false, settled: false, settlingUntil: null });
+      // Once nothing more can land, the entry still waits for its repair (the reconciler is off): still settling.
+      await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
+      expect(await app.userAudit("ada")).toMatchObject({ consistent: false, settled: false, settlingUntil: null });
 
       await app.configure({ reconcileAfterMs: 100 });
       await expect
@@ -86,6 +83,37 @@ describe("the audit says whether it has settled", () => {
       expect(operations.filter((lane: { toIdentityId: string | null }) => lane.toIdentityId !== null)).toMatchObject([
         { toIdentityId: "github|8812", status: 504 },
       ]);
+    },
+  );
+
+  it(
+    "settled as soon as no entry is open and the provider's log has " +
+      "every unanswered call: a fenced late write no longer counts",
+    async () => {
+      await app.configure({
+        leaseTtlMs: 600,
+        provider: {
+          applyLimitMs: 5_000,
+          enforceFencing: true,
+          endpoints: { unlink: { latencyMs: 4_000 } },
+          script: { unlink: ["applied-late"] },
+        },
+      });
+      expect((await session.ada.promote("ada", "github|8812")).status).toBe(504);
+      // With fencing, the next holder reads at once with its newer token: the late unlink will be refused.
+      await app.configure({ provider: { endpoints: { unlink: { latencyMs: null } } } });
+      expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+      // The entry is settled; the lost unlink may still reach the provider, until its bound.
+      const beforeRefusal = await app.userAudit("ada");
+      expect(beforeRefusal).toMatchObject({ consistent: true, settled: false, settlingUntil: expect.any(String) });
+
+      await expect
+        .poll(async () => (await app.calls()).find((call) => call.outcome === "fenced"), { timeout: 10_000 })
+        .toBeDefined();
+      const refusedAt = Date.now();
+      // The log has it: refused when applied, it can no longer land. Settled then, not at the bound.
+      expect(await app.userAudit("ada")).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
+      expect(Date.parse(beforeRefusal.settlingUntil)).toBeGreaterThan(refusedAt + 1_000);
     },
   );
 

@@ -168,12 +168,13 @@ describe("a switch killed with SIGKILL while its unlink is at the provider", () 
       strategy: "lease",
       leaseTtlMs: ttlMs,
       reconcileAfterMs: null,
-      // Applied, its answer never sent: the provider commits the change whether or not its caller is there.
+      // A plain call: the provider applies what it has received whether or not its caller is still there.
+      // (Scripted as "ok" only so that the test sees when it has arrived: the script is taken on arrival.)
       provider: {
         latencyMs: 1_500,
         endpoints: { get: { latencyMs: 20 } },
         enforceFencing: true,
-        script: { unlink: ["applied-late"] },
+        script: { unlink: ["ok"] },
       },
     });
     const providerAccountOf = async (identityId: string) =>
@@ -208,7 +209,7 @@ describe("a switch killed with SIGKILL while its unlink is at the provider", () 
     expect(await providerAccountOf("github|8812")).toBe("google-oauth2|104423");
     await expect.poll(() => providerAccountOf("github|8812"), { timeout: 10_000 }).toBe("github|8812");
     const unlink = (await lab.calls()).find((call) => call.method === "DELETE");
-    expect(unlink).toMatchObject({ status: 200, outcome: "applied-late", operationId: victimOperation.operation_id });
+    expect(unlink).toMatchObject({ status: 200, outcome: "client-closed", operationId: victimOperation.operation_id });
     expect(Date.parse(unlink!.at)).toBeGreaterThan(crashedAt.getTime());
 
     await lab.configure({ provider: { latencyMs: 50 } });

@@ -143,4 +143,37 @@ describe("through PgBouncer in transaction mode", () => {
       await probe.end();
     }
   });
+
+  it(
+    "q5-advisory-or-lease through it: counts the app's connections, not the pooler's, says " +
+      "what the pooler changes, and holds (twice: a run leaves the next one a free lock)",
+    async () => {
+      for (const attempt of [1, 2]) {
+        const run = await pooled.post("/api/lab/experiments/q5-advisory-or-lease/run");
+        expect(run.status).toBe(200);
+        expect(run.body.verdict, `run ${attempt}: ${run.body.explanation}`).toBe("as-expected");
+        const { observed } = run.body;
+        expect(observed.throughTransactionPooler).toBe(true);
+        // The lease holds nothing during the calls: none of the app's connections, no lock a pooler kept.
+        expect(observed.lease.connectionsHeldDuringCalls).toEqual({
+          poolInUse: 0,
+          pinnedConnections: 0,
+          idleInTransaction: 0,
+          advisoryLocks: 0,
+        });
+        expect(observed.advisory.connectionsHeldDuringCalls).toMatchObject({ idleInTransaction: 1, advisoryLocks: 1 });
+        expect(observed.sessionAdvisory.connectionsHeldDuringCalls).toMatchObject({
+          poolInUse: 0,
+          pinnedConnections: 1,
+        });
+        for (const variant of [observed.advisory, observed.sessionAdvisory, observed.lease])
+          expect(variant.droppedDuringTheCall).toBe(true);
+        expect(run.body.explanation).toMatch(/goes through a transaction pooler/);
+        // Its second session-advisory switch's lock stayed on a server connection: ended before the lease's variant.
+        expect(observed.lease.leftoverLocksEnded).toBe(1);
+        // And the run before it (the pooler card's, then this one's first) left none behind.
+        expect(observed.advisory.leftoverLocksEnded).toBe(0);
+      }
+    },
+  );
 });

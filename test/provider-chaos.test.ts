@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { describe, expect, inject, it } from "vitest";
 import { freshLabEachTest } from "./fresh-lab";
+import { providerFor } from "./harness/provider";
 
 // A short provider limit: after a call whose answer was lost, the lease is kept only this long.
 const { app, session } = freshLabEachTest({
@@ -121,6 +123,56 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     expect(first).toContain(502);
     expect(first).toContain(200);
     expect(await run()).toEqual(first);
+  });
+});
+
+describe("a call the provider has received is applied whether its caller stays or not", () => {
+  const unlinkGithub = "/api/v2/users/google-oauth2%7C104423/identities/github/8812";
+  /** The unlink, sent straight to the provider as any client would; `leaveAfterMs`: the caller then goes. */
+  async function unlink(headers: Record<string, string> = {}, leaveAfterMs?: number) {
+    const provider = await providerFor(inject("databaseUrl"));
+    const operationId = randomUUID();
+    const signal = leaveAfterMs === undefined ? undefined : AbortSignal.timeout(leaveAfterMs);
+    const answer = await fetch(`${provider}${unlinkGithub}`, {
+      method: "DELETE",
+      headers: { "X-Operation-Id": operationId, ...headers },
+      signal,
+    }).then(
+      async (response) => ({ status: response.status, body: await response.json() }),
+      () => "gone" as const,
+    );
+    return { operationId, answer };
+  }
+  const githubAccount = async () =>
+    ((await app.provider()).accounts as { user_id: string; identities: { user_id: string }[] }[]).find((account) =>
+      account.identities.some((identity) => identity.user_id === "8812"),
+    )!.user_id;
+  const loggedOf = async (operationId: string) =>
+    (await app.calls()).filter((call) => call.operationId === operationId).map((call) => [call.status, call.outcome]);
+
+  it("a caller that leaves before the answer: applied anyway, its log line says the caller had gone", async () => {
+    await app.configure({ provider: { latencyMs: 600 } });
+    const { operationId, answer } = await unlink({}, 100);
+    expect(answer).toBe("gone");
+    expect(await githubAccount()).toBe("google-oauth2|104423");
+    await expect.poll(() => loggedOf(operationId), { timeout: 5_000 }).toEqual([[200, "client-closed"]]);
+    expect(await githubAccount()).toBe("github|8812");
+  });
+
+  it("a call whose own deadline header has passed when the provider gets to it: not applied, its caller there or not", async () => {
+    await app.configure({ provider: { latencyMs: 600 } });
+    const waited = await unlink({ "X-Deadline-Ms": "200" });
+    expect(waited.answer).toMatchObject({ status: 504, body: { errorCode: "deadline_exceeded" } });
+    expect(await loggedOf(waited.operationId)).toEqual([[504, "deadline-passed"]]);
+
+    const left = await unlink({ "X-Deadline-Ms": "200" }, 100);
+    await expect.poll(() => loggedOf(left.operationId), { timeout: 5_000 }).toEqual([[504, "deadline-passed"]]);
+    expect(await githubAccount()).toBe("google-oauth2|104423");
+
+    // A deadline it meets: applied, though its caller left before the answer.
+    const meets = await unlink({ "X-Deadline-Ms": "2000" }, 100);
+    await expect.poll(() => loggedOf(meets.operationId), { timeout: 5_000 }).toEqual([[200, "client-closed"]]);
+    expect(await githubAccount()).toBe("github|8812");
   });
 });
 

@@ -65,8 +65,8 @@ describe("POST /api/users/{userId}/primary", () => {
   });
 
   it(
-    "answers 504 with the step when the provider is slower than the lease allows, " +
-      "and frees the lease once the call cannot land",
+    "answers 504 with the step when the provider is slower than the lease allows; the provider " +
+      "applies the call after its caller left, and the lease is kept until it could land",
     async () => {
       // Renewals keep a lease for at most 3 × TTL (1.5 s here); the provider takes longer. Until its limit
       // (3.5 s) has passed, the unanswered unlink might still be applied: the lease is kept until then.
@@ -81,10 +81,20 @@ describe("POST /api/users/{userId}/primary", () => {
       expect((await session.ada.get("/api/users/ada")).body.lease.held).toBe(true);
       await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 10_000 }).toBe(false);
 
-      // The provider reached the call only after the caller gave up, so it did not apply it.
-      const statuses = async () => (await app.provider()).calls.map((call: { status: number }) => call.status);
-      await expect.poll(statuses, { timeout: 10_000 }).toEqual([499]);
-      expect((await app.audit()).consistent).toBe(true);
+      // The provider reached the call after the caller gave up, and applied it: a real provider does not
+      // undo a request because its caller closed the connection. Its log says so.
+      const logged = async () => (await app.calls()).map((call) => [call.status, call.outcome]);
+      await expect.poll(logged, { timeout: 10_000 }).toEqual([[200, "client-closed"]]);
+      // Split, and not settled: the switch's journal entry waits for its repair (the reconciler is off).
+      expect(await app.userAudit("ada")).toMatchObject({
+        consistent: false,
+        settled: false,
+        settlingUntil: null,
+        violations: ["github|8812 is orphaned in its own account"],
+      });
+      await app.configure({ provider: { latencyMs: 10 } });
+      expect((await session.ada.promote("ada", "auth0|ada-email")).status).toBe(200);
+      expect(await app.userAudit("ada")).toMatchObject({ consistent: true, settled: true, settlingUntil: null });
     },
   );
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { auditUser, callsThatMayLand, settlingOf, settlingOfAll } from "./audit";
+import { auditUser } from "./audit";
 import type { ProviderAccount } from "../provider/client";
 import type { ProviderCall } from "../provider-sim/lab-client";
 
@@ -72,66 +72,6 @@ describe("the audit, in plain words", () => {
         identityIds: ["apple|3"],
         operationIds: ["op-unlinked-it"],
       },
-    ]);
-  });
-});
-
-describe("whether the audit has settled", () => {
-  const at = (iso: string) => new Date(iso);
-
-  it("is settled with nothing pending, and says until the latest bound otherwise", () => {
-    expect(settlingOf([])).toEqual({ settled: true, settlingUntil: null });
-    expect(settlingOf([at("2026-01-01T10:00:05.000Z"), at("2026-01-01T10:00:02.000Z")])).toEqual({
-      settled: false,
-      settlingUntil: "2026-01-01T10:00:05.000Z",
-    });
-  });
-
-  it("does not know until when as soon as one thing pending has no bound", () => {
-    expect(settlingOf([at("2026-01-01T10:00:05.000Z"), null])).toEqual({ settled: false, settlingUntil: null });
-  });
-
-  it("settles the whole audit when every user has, else waits for the latest user", () => {
-    const settled = { settled: true, settlingUntil: null };
-    expect(settlingOfAll([settled, settled])).toEqual(settled);
-    expect(
-      settlingOfAll([
-        settled,
-        { settled: false, settlingUntil: "2026-01-01T10:00:01.000Z" },
-        { settled: false, settlingUntil: "2026-01-01T10:00:03.000Z" },
-      ]),
-    ).toEqual({ settled: false, settlingUntil: "2026-01-01T10:00:03.000Z" });
-    expect(settlingOfAll([{ settled: false, settlingUntil: null }, settled])).toEqual({
-      settled: false,
-      settlingUntil: null,
-    });
-  });
-
-  it("counts a logged call with no answer as landing until the apply limit after its log time", () => {
-    const now = at("2026-01-01T10:00:04.000Z");
-    const calls = [
-      call("DELETE", "/api/v2/users/google-oauth2|1/identities/github/2", 0, "op", {
-        at: "2026-01-01T10:00:00.000Z",
-        outcome: "timeout",
-      }),
-      call("POST", "/api/v2/users/google-oauth2|1/identities", 499, "op", {
-        at: "2026-01-01T10:00:01.000Z",
-        outcome: "client-closed",
-      }),
-      // Answered, long past its limit, or another user's: nothing can land from these.
-      call("DELETE", "/api/v2/users/google-oauth2|1/identities/apple/3", 200, "op", { at: "2026-01-01T10:00:03.000Z" }),
-      call("DELETE", "/api/v2/users/google-oauth2|1/identities/apple/3", 0, "op", {
-        at: "2026-01-01T09:59:00.000Z",
-        outcome: "network-error",
-      }),
-      call("DELETE", "/api/v2/users/auth0|9/identities/github/9", 0, "other", {
-        at: "2026-01-01T10:00:03.000Z",
-        outcome: "timeout",
-      }),
-    ];
-    expect(callsThatMayLand(calls, mine, 5_000, now)).toEqual([
-      at("2026-01-01T10:00:05.000Z"),
-      at("2026-01-01T10:00:06.000Z"),
     ]);
   });
 });

@@ -2,27 +2,26 @@
  * The audit: does the provider agree with the app? For each local user, all of the user's identities
  * must sit in exactly one provider account, whose primary identity is the user's local primary.
  *
- * And can that answer still change on its own? A user is settled when none of the user's operations runs
- * and none of their provider calls may still land. Until then the audit says until when it may change
- * (`settlingUntil`), or that nobody knows (null): a switch half-way through is not corruption.
+ * And can that answer still change on its own? A user is settled when none of the user's operations runs,
+ * none of their journal entries waits for a repair, and none of their provider calls may still land
+ * (settling.ts). Until then the audit says until when it may change (`settlingUntil`), or that nobody knows
+ * (null): a switch half-way through is not corruption.
  */
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { splitIdentityId, type Database } from "../../db/schema";
 import type { ProviderAccount } from "../provider/client";
 import { fetchProviderAccounts, type ProviderCall } from "../provider-sim/lab-client";
+import { readActivity } from "./audit-activity";
 import { labSettings } from "./settings-snapshot";
+import { pendingOf, settlingOf, settlingOfAll, type Settling } from "./settling";
+
+export type { Settling } from "./settling";
 
 /** A violation, the identities it is about, and the operations whose provider calls touched them. */
 export interface Finding {
   violation: string;
   identityIds: string[];
   operationIds: string[];
-}
-
-/** Whether the state may still change on its own, and until when (ISO; null: settled, or nobody knows). */
-export interface Settling {
-  settled: boolean;
-  settlingUntil: string | null;
 }
 
 export interface UserAudit extends Settling {
@@ -56,13 +55,11 @@ export async function auditConsistency(db: Kysely<Database>): Promise<AuditRepor
     const audits = users.map((user) => {
       const identityIds = identities.filter((identity) => identity.user_id === user.id).map((identity) => identity.id);
       const audit = auditUser(user.id, user.primary_identity_id, identityIds, accounts, calls);
-      const pending = [
-        ...(after.users.get(user.id)?.pending ?? []),
-        ...callsThatMayLand(calls, identityIds, applyLimitMs, after.now),
-      ];
+      const activity = after.users.get(user.id);
+      const pending = activity ? pendingOf(activity, calls, after.now) : [];
       // Something of this user changed while the state was read, and nothing runs now: the state read may
       // mix before and after. Read again; if it keeps moving, say that nobody knows.
-      const moved = before.users.get(user.id)?.fingerprint !== after.users.get(user.id)?.fingerprint;
+      const moved = before.users.get(user.id)?.fingerprint !== activity?.fingerprint;
       if (moved && pending.length === 0) {
         raced = true;
         pending.push(null);
@@ -74,115 +71,6 @@ export async function auditConsistency(db: Kysely<Database>): Promise<AuditRepor
     }
     before = after;
   }
-}
-
-/**
- * Pure: settled when nothing may still change the state; else until the latest moment something may
- * (each bound a Date, or null when that one is unknown, which makes the whole unknown).
- */
-export function settlingOf(pending: (Date | null)[]): Settling {
-  if (pending.length === 0) return { settled: true, settlingUntil: null };
-  if (pending.some((until) => until === null)) return { settled: false, settlingUntil: null };
-  const latest = Math.max(...pending.map((until) => until!.getTime()));
-  return { settled: false, settlingUntil: new Date(latest).toISOString() };
-}
-
-/** Pure: every user settled; else until the latest user's bound (null when one of them is unknown). */
-export function settlingOfAll(users: Settling[]): Settling {
-  const unsettled = users.filter((user) => !user.settled);
-  return settlingOf(unsettled.map((user) => (user.settlingUntil === null ? null : new Date(user.settlingUntil))));
-}
-
-/** Outcomes of a call that got no HTTP answer (the log's status 0), or whose caller left before it did. */
-const unanswered = new Set(["timeout", "network-error", "client-closed"]);
-
-/**
- * Pure: the calls in the provider's log that touched these identities and got no answer, each as the
- * moment after which it can no longer be applied. The provider applies a request within its apply
- * limit of its arrival or never; it logs a call once it is done with it, after its arrival, so the log's
- * time plus the limit is never too early.
- */
-export function callsThatMayLand(
-  calls: ProviderCall[],
-  identityIds: string[],
-  applyLimitMs: number,
-  now: Date,
-): Date[] {
-  const spellings = identityIds.flatMap(pathSpellings);
-  return calls
-    .filter((call) => call.status === 0 || (call.outcome !== null && unanswered.has(call.outcome)))
-    .filter((call) => spellings.some((spelling) => `${call.path}/`.includes(spelling)))
-    .map((call) => new Date(Date.parse(call.at) + applyLimitMs))
-    .filter((until) => until > now);
-}
-
-/** How long back an unanswered request counts as running: as far back as the page draws lanes. */
-const runningLaneWindowMs = 10 * 60_000;
-
-interface Activity {
-  /** The database's clock when it was read. */
-  now: Date;
-  users: Map<string, { fingerprint: string; pending: (Date | null)[] }>;
-}
-
-/**
- * Per user, what may still change the state, each as until when (null: unknown), read in one statement:
- * - the lease, while held (its holder runs; renewals move its expiry);
- * - the journal's `in_flight_until`: until when a lease holder's provider write may still land, while its
- *   operation runs (once answered, its lane says which of its calls got no answer: the next rule; an
- *   operation that lost its lease may not be able to narrow its journal's bound any more);
- * - an unanswered request (the timeline's lanes) with no such bound: under any strategy but the lease,
- *   and under the lease before its acquisition answered (once it has, the lease and the journal bound it;
- *   a refused one changes nothing);
- * - a provider write whose caller got no answer (a lane's unlink or link that ended in `timeout`,
- *   `network-error`, …): until the provider's apply limit after the caller stopped waiting.
- * Plus a fingerprint of everything an operation changes, to tell whether one moved meanwhile.
- */
-async function readActivity(db: Kysely<Database>, applyLimitMs: number): Promise<Activity> {
-  const { rows } = await sql<{ user_id: string; now: Date; fingerprint: string; pending: (string | null)[] }>`
-    WITH recent AS (
-      SELECT * FROM operation_lanes
-       WHERE requested_at > clock_timestamp() - make_interval(secs => ${runningLaneWindowMs / 1000})
-    ), pending AS (
-      SELECT id AS user_id, identity_action_locked_until AS until FROM users
-       WHERE identity_action_locked_until > clock_timestamp()
-      UNION ALL
-      SELECT j.user_id, j.in_flight_until FROM switch_journal j
-       WHERE j.in_flight_until > clock_timestamp()
-         AND NOT EXISTS (SELECT 1 FROM operation_lanes l WHERE l.operation_id = j.operation_id AND l.answered_at IS NOT NULL)
-      UNION ALL
-      SELECT l.user_id, NULL FROM recent l
-       WHERE l.answered_at IS NULL
-         AND (l.strategy <> 'lease' OR NOT (
-               EXISTS (SELECT 1 FROM switch_journal j WHERE j.operation_id = l.operation_id)
-               OR l.phases @> '[{"name": "acquire", "outcome": "refused"}]'))
-      UNION ALL
-      SELECT l.user_id, landing.until FROM recent l
-       CROSS JOIN LATERAL jsonb_array_elements(l.phases) AS phase
-       CROSS JOIN LATERAL (SELECT (phase->>'endedAt')::timestamptz + make_interval(secs => ${applyLimitMs / 1000}) AS until) landing
-       WHERE (l.answered_at IS NULL OR l.answered_at > clock_timestamp() - make_interval(secs => ${applyLimitMs / 1000}))
-         AND phase->>'name' IN ('unlink', 'link') AND phase->>'outcome' !~ '^[0-9]+$' AND phase->>'outcome' <> 'fenced'
-         AND landing.until > clock_timestamp()
-    )
-    SELECT u.id AS user_id, clock_timestamp() AS now,
-           concat_ws('/', u.version, u.primary_identity_id, u.identity_action_lock_token, u.identity_action_locked_until,
-             (SELECT concat_ws(',', max(j.id), max(j.updated_at)) FROM switch_journal j WHERE j.user_id = u.id),
-             (SELECT concat_ws(',', max(l.requested_at), max(l.answered_at), count(*) FILTER (WHERE l.answered_at IS NULL))
-                FROM recent l WHERE l.user_id = u.id)) AS fingerprint,
-           coalesce((SELECT jsonb_agg(lab_iso(p.until)) FROM pending p WHERE p.user_id = u.id), '[]') AS pending
-      FROM users u`.execute(db);
-  return {
-    now: rows[0]?.now ?? new Date(),
-    users: new Map(
-      rows.map((row) => [
-        row.user_id,
-        {
-          fingerprint: row.fingerprint,
-          pending: row.pending.map((until) => (until === null ? null : new Date(until))),
-        },
-      ]),
-    ),
-  };
 }
 
 /** Pure: compares one user's local view with the provider's accounts and names each difference. */

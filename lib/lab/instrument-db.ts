@@ -16,6 +16,14 @@ import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import { processSingleton } from "../core/process-singleton";
 
+/** How the instruments' sessions are named in `pg_stat_activity`. */
+const instrumentsApplicationName = "lab:instruments";
+
 export function instrumentDb(): Kysely<Database> {
-  return processSingleton("InstrumentDb", () => createDb(config.directDatabaseUrl, 3, { synchronousCommit: false }).db);
+  return processSingleton(
+    "InstrumentDb",
+    () =>
+      createDb(config.directDatabaseUrl, 3, { synchronousCommit: false, applicationName: instrumentsApplicationName })
+        .db,
+  );
 }

@@ -16,10 +16,18 @@ import { instanceId } from "./instance";
 import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
 import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
+import { laneChanged } from "./live-lanes";
 import { publishLane } from "./stream";
 
-/** Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now. */
-export type EndPhase = (outcome: PhaseOutcome, detail?: string | null, at?: string) => void;
+/**
+ * Ends a phase: its outcome and, if it has more to say, a new detail; `at` when it ended earlier than now;
+ * `attempts` for a provider call that got no answer (how many requests it sent).
+ */
+export type EndPhase = (
+  outcome: PhaseOutcome,
+  detail?: string | null,
+  more?: { at?: string; attempts?: number },
+) => void;
 
 /** What the guards and the lab's faults need to report their phases. */
 export interface PhaseRecorder {
@@ -90,11 +98,12 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     const phase: Phase = { name, startedAt: dbNow(), endedAt: null, outcome: null, detail, accounts };
     this.lane.phases.push(phase);
     this.changed();
-    return (outcome, newDetail, at) => {
+    return (outcome, newDetail, more) => {
       if (phase.endedAt) return;
-      phase.endedAt = at ?? dbNow();
+      phase.endedAt = more?.at ?? dbNow();
       phase.outcome = outcome;
       if (newDetail !== undefined) phase.detail = newDetail;
+      if (more?.attempts !== undefined) phase.attempts = more.attempts;
       this.changed();
     };
   }
@@ -215,7 +224,10 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     // The 0-row answer came now; the holder's name is looked up after it, and only trusted while the lease
     // still has the expiry the refusal reported (to the millisecond a Date keeps): a holder that came later,
     // or a renewal, make it "another operation" rather than a name the refusal never saw.
-    const refusedAt = dbNow();
+    // The statement itself said the lease was held until `heldUntil`, so it ran before then: a stamp past it
+    // is this process's lateness (a busy event loop), not the refusal's, and is drawn at that bound.
+    const now = dbNow();
+    const refusedAt = heldUntil && Date.parse(now) > heldUntil.getTime() ? heldUntil.toISOString() : now;
     const holder = heldUntil
       ? await sql<{ operation_id: string }>`
           SELECT j.operation_id FROM switch_journal j
@@ -229,7 +241,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
       : undefined;
     const by = holder ? `operation ${shortId(holder.operation_id)}` : "another operation";
     const until = heldUntil ? ` until ${clockTime(heldUntil.toISOString())}` : "";
-    acquire?.("refused", `0 rows: held by ${by}${until}`, refusedAt);
+    acquire?.("refused", `0 rows: held by ${by}${until}`, { at: refusedAt });
     const message =
       `Operation ${shortId(this.lane.operationId)} refused at ${clockTime(refusedAt)}: ` +
       `${by} holds the lease${until}.`;
@@ -248,6 +260,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   private changed(): void {
     if (!this.lane.operationId || !this.admitted) return;
     this.version++;
+    laneChanged(this.lane);
     publishLane(structuredClone(this.lane), this.version);
     const starts = this.lane.strategy !== "lease" && !this.requestWritten;
     if (starts || this.lane.answeredAt !== null) laneWriter.request(this);

@@ -62,6 +62,11 @@ export interface Phase {
   detail: string | null;
   /** The provider accounts a provider phase touched: where two operations can collide. */
   accounts?: string[];
+  /**
+   * A provider call that got no answer: how many requests it sent (its retries included), which the audit
+   * finds in the provider's log once the provider is done with each.
+   */
+  attempts?: number;
 }
 
 /** A lane's lease: held from `acquiredAt` until `releasedAt` or `expiresAt`, whichever came first. */

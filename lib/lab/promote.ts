@@ -7,6 +7,8 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import { promoteRequest, type PromoteRequest, type PromoteResult } from "../switch/switch-primary";
+import { crashingDuringLink } from "./interceptors/crash-during-call";
+import { PlayedProcess } from "./interceptors/faulty-lock";
 import { labSettings } from "./settings-snapshot";
 import { guardFor } from "./strategies";
 import { answering, startRecording } from "./lane-recorder";
@@ -29,10 +31,16 @@ export async function promote(
   return answering(recorder, async () => {
     const settings = await labSettings(db);
     recorder.setStrategy(settings.strategy);
-    const guard = recordedGuard(guardFor(db, settings, recorder), recorder, settings.strategy === "lease");
+    const process = new PlayedProcess();
+    const leased = settings.strategy === "lease";
+    const guard = recordedGuard(guardFor(db, settings, recorder, process), recorder, leased);
+    // A crash with the link at the provider is played by the client (the lease's only: the other guards have
+    // no crash to play).
+    const record = (calling: IdentityProviderClient) => recordingProvider(calling, recorder);
+    const recorded = leased ? crashingDuringLink(provider, { db, settings, process }, record) : record(provider);
     return promoteRequest(
       db,
-      recordingProvider(provider, recorder),
+      recorded,
       guard,
       { ...request, operationId },
       { idempotencyKey, leaseTtlMs: settings.leaseTtlMs },

@@ -13,7 +13,7 @@
 import type { Kysely } from "kysely";
 import { createDb, kyselyOn } from "../../db/connection";
 import type { Database } from "../../db/schema";
-import type { ChaosSource } from "../provider-sim/handlers";
+import type { ChaosSource } from "../provider-sim/call-draw";
 import { startProviderServer } from "../provider-sim/server";
 import { readyLine } from "./provider-process-control";
 import { relayProviderCalls } from "./provider-call-relay";

@@ -31,8 +31,11 @@ export type Strategy = (typeof strategies)[number];
 export const stallPoints = ["acquired", "unlinked", "linked", "saved", "save"] as const;
 export type StallPoint = (typeof stallPoints)[number];
 
-/** Where an operation can be made to crash (the process dies: no `finally`, no release, no renewal). */
-export const crashPoints = ["after-acquire", "after-unlink", "after-link"] as const;
+/**
+ * Where an operation can be made to crash (the process dies: no `finally`, no release, no renewal);
+ * `during-link`: with its link call at the provider, which goes on with it (crash-during-call.ts).
+ */
+export const crashPoints = ["after-acquire", "after-unlink", "during-link", "after-link"] as const;
 export type CrashPoint = (typeof crashPoints)[number];
 
 /** Bounds the page's inputs share with the schema (the provider's among them). */

@@ -27,11 +27,16 @@ import type { OperationRecorder, PhaseRecorder } from "./lane-recorder";
 
 /**
  * The guard the settings ask for, with the lab's faults wrapped around it (lib/lab/interceptors/); with a
- * recorder, the waits and the lease's events become phases of the operation's timeline lane.
+ * recorder, the waits and the lease's events become phases of the operation's timeline lane. `process` is
+ * the one the operation runs in, shared with whatever else plays its death (crash-during-call.ts).
  */
-export function guardFor(db: Kysely<Database>, settings: LabSettings, recorder?: OperationRecorder): Guard {
+export function guardFor(
+  db: Kysely<Database>,
+  settings: LabSettings,
+  recorder?: OperationRecorder,
+  process = new PlayedProcess(),
+): Guard {
   const timeoutMs = settings.leaseTtlMs;
-  const process = new PlayedProcess();
   const withFaults = (guard: Guard) => withStepFaults(guard, { db, settings, process, recorder });
   const guards: Record<Strategy, () => Guard> = {
     lease: () => withFaults(labLeaseGuard(settings, { recorder, process })),
@@ -190,6 +195,10 @@ export const advisoryKey = (userId: string): string => `users.identity_action:${
 /** Names the pinned connection in `pg_stat_activity`, so the lab can find (and drop) it. */
 export const sessionAdvisoryApplicationName = "lab:session-advisory";
 
+/** The session-advisory switches' own connections open in this process now (the app's, not a pooler's). */
+let pinnedConnectionsOpen = 0;
+export const openPinnedConnections = (): number => pinnedConnectionsOpen;
+
 /**
  * A session-level advisory lock (`pg_advisory_lock`) on a connection of its own, pinned for the whole
  * switch: no transaction stays open, but a connection is held (by every waiter, too). The lock lives as
@@ -208,11 +217,13 @@ const sessionAdvisoryGuard = (timeoutMs: number): Guard => ({
     // A dropped connection is only logged: the switch it protected runs on, unprotected (the lesson).
     pinned.on("error", (error) => console.error(`[session-advisory] pinned connection lost: ${error.message}`));
     await pinned.connect();
+    pinnedConnectionsOpen++;
     try {
       await pinned.query("SELECT pg_advisory_lock(hashtext($1))", [advisoryKey(userId)]);
       return await withDeadline(timeoutMs, (deadline) => body(section(db, userId, deadline)));
     } finally {
       await pinned.end().catch(() => undefined); // closing the session releases its lock
+      pinnedConnectionsOpen--;
     }
   },
 });

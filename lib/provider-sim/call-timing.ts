@@ -17,6 +17,19 @@ export const sentAtHeader = "X-Lab-Sent-At";
 /** Request header the provider's server sets: when the call reached it (`machineNow()`). */
 export const arrivedAtHeader = "X-Lab-Arrived-At";
 
+/**
+ * Request header a caller may send: its deadline for the call, in whole ms after it sent it. The provider
+ * does not apply a call past it (its caller has stopped waiting, and said the change is then unwanted).
+ * Without it, a call is applied whenever the provider gets to it within its own limit, its caller there or not.
+ */
+export const deadlineHeader = "X-Deadline-Ms";
+
+/** The moment (machine clock) after which `request` must not be applied, or null when it gave no deadline. */
+export function deadlineOf(request: Request, sentAt: number): number | null {
+  const header = request.headers.get(deadlineHeader);
+  return header !== null && /^\d{1,9}$/.test(header) ? sentAt + Number(header) : null;
+}
+
 /** Now on the machine's monotonic clock, in ms: the same in every process of the machine. */
 export const machineNow = (): number => Number(process.hrtime.bigint()) / 1e6;
 
@@ -69,4 +82,58 @@ export class CallTransit {
   wayBackMs(): number {
     return this.wayThere.least();
   }
+}
+
+/** When one call is answered, and how long the provider waits before doing its work. */
+export interface AnswerPlan {
+  /** When the answer leaves (machine clock), so that the caller sees it at the latency drawn. */
+  answerAt: number;
+  /** The wait before the work, which leaves room for the work's usual time. */
+  waitMs: number;
+  waitEnds: number;
+}
+
+/**
+ * The sampled latency is the whole call as the caller sees it. The wait before the work leaves room for the
+ * work's usual time (a high estimate from its recent times, per endpoint); the answer then waits for whatever
+ * is left, so a call answers neither early nor late when the process is busy.
+ */
+export class AnswerTiming {
+  private readonly recentWork = new Map<string, RecentTimes>();
+
+  constructor(private readonly transit: CallTransit) {}
+
+  plan(endpoint: string, sentAt: number, latencyMs: number): AnswerPlan {
+    const answerAt = sentAt + latencyMs - this.transit.wayBackMs();
+    const waitMs = Math.max(0, answerAt - machineNow() - this.workOf(endpoint).high());
+    return { answerAt, waitMs, waitEnds: machineNow() + waitMs };
+  }
+
+  /** The work of a call played as planned is done: its time is a sample for the next plans. */
+  workDone(endpoint: string, plan: AnswerPlan): void {
+    this.workOf(endpoint).note(machineNow() - plan.waitEnds);
+  }
+
+  /** The call as its caller will see it: answered at `answerAt` at the earliest, and the answer's way back. */
+  durationMs(sentAt: number, plan: AnswerPlan): number {
+    return Math.max(machineNow(), plan.answerAt) + this.transit.wayBackMs() - sentAt;
+  }
+
+  private workOf(endpoint: string): RecentTimes {
+    let times = this.recentWork.get(endpoint);
+    if (!times) this.recentWork.set(endpoint, (times = new RecentTimes()));
+    return times;
+  }
+}
+
+/** How late a timer fires here (the least of its recent lateness): waits end that much early, never earlier. */
+const timerLateness = new RecentTimes();
+
+/** Resolves at `moment` on the machine's clock, as close to it as this process's timers allow. */
+export async function delayUntil(moment: number): Promise<void> {
+  const waitMs = moment - machineNow() - timerLateness.least();
+  if (waitMs <= 0) return;
+  const waitStarted = machineNow();
+  await new Promise((resolve) => setTimeout(resolve, waitMs));
+  timerLateness.note(machineNow() - waitStarted - waitMs);
 }

@@ -1,7 +1,7 @@
 /**
  * The simulator's knobs: how slow and how broken each endpoint is, its one-shot script, fencing and its
  * apply limit. The simulator owns this schema; whoever drives it (the lab) embeds it in its own settings
- * and hands the values in through `ChaosSource` (handlers.ts). Pure (no server imports): the page imports
+ * and hands the values in through `ChaosSource` (call-draw.ts). Pure (no server imports): the page imports
  * the same option lists and bounds.
  */
 import { z } from "zod";

@@ -9,6 +9,9 @@ export interface ProviderHealth {
 
 export const providerService = "lease-lock-lab-provider";
 
+/** How the provider's sessions are named in `pg_stat_activity`: its own, not the app's. */
+export const providerApplicationName = "lab:provider";
+
 /** Which database a provider keeps its state in, as its health answers it: host, port and name, no password. */
 export function databaseOf(databaseUrl: string): string {
   const url = new URL(databaseUrl);

@@ -9,7 +9,11 @@ export interface ProviderCall {
   path: string;
   /** 0 when the provider gave no HTTP answer (network error, timeout). */
   status: number;
-  /** What the simulated provider did beyond the status: network-error, timeout, applied-late, client-closed, fenced. */
+  /**
+   * What the simulated provider did beyond the status: network-error, timeout, applied-late, client-closed
+   * (its caller had gone when the provider was done with it; the status says what it did), fenced,
+   * deadline-passed (not applied: past the deadline its own header gave).
+   */
   outcome: string | null;
   operationId: string | null;
   durationMs: number;

@@ -11,8 +11,9 @@ import type pg from "pg";
 import { createDb } from "../../db/connection";
 import { seedProviderAccounts } from "../../db/seed-data";
 import { arrivedAtHeader, machineNow } from "./call-timing";
-import { simulatedProviderHandlers, type ChaosSource } from "./handlers";
-import { databaseOf, providerService } from "./health";
+import type { ChaosSource } from "./call-draw";
+import { simulatedProviderHandlers } from "./handlers";
+import { databaseOf, providerApplicationName, providerService } from "./health";
 import type { IdpDatabase } from "./schema";
 import { seedIfEmpty } from "./store";
 
@@ -33,7 +34,7 @@ export async function startProviderServer(
   port: number,
   chaosSourceOn: (pool: pg.Pool) => ChaosSource,
 ): Promise<ProviderServer> {
-  const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10);
+  const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10, { applicationName: providerApplicationName });
   const handlers = simulatedProviderHandlers(routedOrigin, db, chaosSourceOn(pool), {
     service: providerService,
     database: databaseOf(databaseUrl),

@@ -59,6 +59,9 @@ export class ProviderCallError extends Error {
    * HTTP answer (network error, abort at the deadline). Set by the call that gives up.
    */
   mayHaveLanded = false;
+
+  /** How many requests the call sent before it gave up (its retries included). Set by the call that gives up. */
+  attempts = 1;
 }
 
 /** Failures worth another attempt: the provider said "later" (429, 503) or never answered. */
@@ -123,11 +126,14 @@ async function call<T>(
   stamp: AttemptStamp,
 ): Promise<T> {
   let unanswered = false;
+  let attempts = 0;
   const givingUp = (error: ProviderCallError): ProviderCallError => {
     error.mayHaveLanded = unanswered;
+    error.attempts = attempts;
     return error;
   };
   for (let number = 1; ; number++) {
+    attempts = number;
     try {
       return await attempt<T>(url, request, context, stamp);
     } catch (error) {

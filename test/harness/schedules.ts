@@ -229,13 +229,14 @@ const calmEndpoint = { appliedLateRate: null, timeoutRate: null, networkErrorRat
 /**
  * After the schedule: the provider calms down (quiescence), every lease is freed within its bound (the
  * longest hold plus the provider's limit, and the longest pause), then the reconcilers settle every
- * half-done switch: the audit turns consistent.
+ * half-done switch: the audit says it has settled (no journal entry open, no call that may still land), and
+ * the first audit that says so is consistent: a settled audit is a verdict.
  */
 export async function settles(
   lab: AppClient,
   sessions: Record<UserId, AppClient>,
   boundMs: number,
-): Promise<{ leasesFree: boolean; consistent: boolean }> {
+): Promise<{ leasesFree: boolean; settled: boolean; consistent: boolean }> {
   const calm = { unlink: calmEndpoint, link: calmEndpoint };
   await lab.configure({
     faults: { stall: null, releaseFailures: 0, slowRenewalMs: 0 },
@@ -246,11 +247,14 @@ export async function settles(
     boundMs,
   );
   // The background reconcilers settle it within seconds; a round asked for now needs no wait for their tick.
-  const consistent = await eventually(async () => {
+  let verdict: { consistent: boolean } | undefined;
+  await eventually(async () => {
     await lab.post("/api/lab/reconcile");
-    return (await lab.audit()).consistent === true;
+    const audit = await lab.audit();
+    if (audit.settled === true) verdict = audit;
+    return verdict !== undefined;
   }, 8_000);
-  return { leasesFree, consistent };
+  return { leasesFree, settled: verdict !== undefined, consistent: verdict?.consistent === true };
 }
 
 async function eventually(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
@@ -296,10 +300,13 @@ export async function checkSchedule(
     }),
   );
   const outcomes = await playSchedule(lab, sessions, schedule, strategy);
-  const { leasesFree, consistent } = await settles(lab, sessions[0]!, leaseBoundMs(schedule));
+  const { leasesFree, settled, consistent } = await settles(lab, sessions[0]!, leaseBoundMs(schedule));
   const violations = consistent
     ? []
-    : (await lab.audit()).users.flatMap((user: { violations: string[] }) => user.violations);
+    : [
+        ...(settled ? [] : ["the audit never said it had settled"]),
+        ...(await lab.audit()).users.flatMap((user: { violations: string[] }) => user.violations),
+      ];
   return {
     outcomes,
     unexpected: outcomes.filter((outcome) => !isAllowed(outcome)),

@@ -12,9 +12,8 @@ export const advisoryNotEnforced: Experiment = {
   tryNext: "Click Make primary and, while it runs, POST /api/lab/support/users/{id}/primary { identityId } with curl.",
   async run(lab) {
     await lab.fresh({ provider: slowSwitchCalls(400) });
-    const start = lab.sinceStart();
     const switching = lab.switchTo(ada.github, "switch under the lease");
-    await lab.at(start + 100);
+    await lab.leaseTaken(2_000);
     const leaseWhenSupportStarts = await lab.lease();
     const support = await lab.support(ada.email, "support tool (no lock)");
     const switched = await switching;

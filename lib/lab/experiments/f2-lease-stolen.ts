@@ -36,27 +36,35 @@ async function textbook(lab: Lab) {
 /**
  * With the safeguards, paused at the worst place: after the last ownership check, right before the save
  * statement is sent, and longer than renewals may hold the lease (3 × TTL). No check can catch that pause;
- * the save's own condition does.
+ * the save's own condition does. The provider enforces fencing: the paused switch's link was answered, but
+ * its journal entry cannot say so before its save (that statement records it), so without fencing the next
+ * holder would have to wait out the apply limit before trusting what it reads; a fenced read need not.
  */
 async function pausedAtSave(lab: Lab) {
   const pauseMs = 5 * ttlMs;
   await lab.fresh({
     leaseTtlMs: ttlMs,
     leaseSafeguards: true,
-    provider: slowSwitchCalls(300),
+    provider: { ...slowSwitchCalls(300), enforceFencing: true },
     faults: { stall: { at: "save", ms: pauseMs } },
   });
   const first = lab.switchTo(ada.github, `first switch (pauses ${pauseMs} ms right before its save)`);
   // Renewals stop at the hold cap; the second switch comes once the lease has expired.
   await lab.leaseTaken(ttlMs);
-  const freeAfterMs = await lab.leaseFreeAfter(pauseMs);
+  await lab.leaseFreeAfter(pauseMs);
+  // How long it held, as the row says: an expired lease keeps its columns until it is taken over.
+  const expired = await lab.lease();
+  const heldMs =
+    expired.lockedAt && expired.expiresAt && !expired.held
+      ? expired.expiresAt.getTime() - expired.lockedAt.getTime()
+      : null;
   const second = await lab.switchTo(ada.email, "second switch (takes the expired lease over)");
   const paused = await first;
   const [audit, calls, user] = await Promise.all([lab.audit(), lab.calls(), findUser(lab.db, ada.userId)]);
   return {
     pauseMs,
     holdCapMs: 3 * ttlMs,
-    leaseFreeAfterMs: freeAfterMs,
+    leaseHeldMs: heldMs,
     first: fact(paused),
     second: fact(second),
     providerWritesApplied: {
@@ -91,6 +99,8 @@ export const leaseStolen: Experiment = {
       stolen.providerWritesApplied.first > 0 &&
       stolen.providerWritesApplied.second > 0 &&
       !stolen.auditConsistent &&
+      fenced.leaseHeldMs !== null &&
+      fenced.leaseHeldMs <= fenced.holdCapMs &&
       fenced.first.status === 409 &&
       fenced.first.problemType === "lease-lost" &&
       fenced.second.status === 200 &&
@@ -109,9 +119,10 @@ export const leaseStolen: Experiment = {
               `${stolen.violations.join("; ")}.`,
             "With the safeguards, the first switch made both its calls, passed its last check, " +
               `and paused ${fenced.pauseMs} ms right before its save: no check comes after that point. ` +
-              `Renewals stopped at the hold cap (${fenced.holdCapMs} ms), the lease expired ` +
-              `${fenced.leaseFreeAfterMs} ms after it was taken, and the second switch took it over: ` +
-              "it finished the first one's half-done switch from the journal, then made its own " +
+              `Renewals stopped at the hold cap (${fenced.holdCapMs} ms): the lease expired ` +
+              `${fenced.leaseHeldMs} ms after it was taken, and the second switch took it over: ` +
+              "its reads carry a newer fencing token, so it need not wait for the first one's calls to stop " +
+              "landing; it finished the first one's half-done switch from the journal, then made its own " +
               `(${fenced.second.status}).`,
             "The first switch woke and sent its save, but the save's WHERE carries the lease's token and " +
               `expiry: 0 rows, so it changed nothing and answered ${fenced.first.status} ` +

@@ -1,28 +1,57 @@
+import { setTimeout as pause } from "node:timers/promises";
 import { problemSlug } from "../../core/problems";
+import { instanceId } from "../instance";
 import { peerUrls } from "../instances";
 import { inProcessGuard } from "../strategies";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Attempt, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
-/** A switch sent to another app instance over HTTP, signed in as ada there. */
-async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Promise<Attempt> {
-  const startedMs = lab.sinceStart();
+/** Signs in as ada on another app instance: the session cookie its switch will carry. */
+async function peerSession(peerUrl: string): Promise<string> {
   const session = await fetch(`${peerUrl}/api/session`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ userId: ada.userId }),
   });
-  const cookie = session.headers.get("set-cookie")?.split(";")[0] ?? "";
+  return session.headers.get("set-cookie")?.split(";")[0] ?? "";
+}
+
+const sortedJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, each: unknown) =>
+    each && typeof each === "object" && !Array.isArray(each)
+      ? Object.fromEntries(Object.entries(each).sort(([a], [b]) => a.localeCompare(b)))
+      : each,
+  );
+
+/**
+ * Until the other instance runs under `settings` (its GET /api/lab answers the settings in force there): a
+ * change reaches another instance with its announcement, a moment after the commit. False after 5 s.
+ */
+async function inForceOnPeer(lab: Lab, peerUrl: string, settings: unknown): Promise<boolean> {
+  const since = lab.sinceStart();
+  while (lab.sinceStart() - since < 5_000) {
+    const there: unknown = await (await fetch(`${peerUrl}/api/lab`)).json();
+    if (sortedJson(there) === sortedJson(settings)) return true;
+    await pause(20);
+  }
+  return false;
+}
+
+/** A switch sent to another app instance over HTTP, signed in as ada there (`cookie`). */
+async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityId: string): Promise<Attempt> {
+  const startedMs = lab.sinceStart();
   const answer = await fetch(`${peerUrl}/api/users/${ada.userId}/primary`, {
     method: "POST",
     headers: { "Content-Type": "application/json", Cookie: cookie },
     body: JSON.stringify({ identityId }),
   });
   const body = (await answer.json()) as { operationId?: string; type?: string };
-  if (body.operationId) lab.note(body.operationId);
+  // A problem carries no operation id: its lane, recorded by the other instance, names it.
+  const operationId = body.operationId ?? (await peerLaneOf(lab, identityId));
+  if (operationId) lab.note(operationId);
   return {
     label: `switch on the other instance (${peerUrl})`,
-    operationId: body.operationId ?? "",
+    operationId: operationId ?? "",
     status: answer.status,
     problemType: problemSlug(body.type),
     startedMs,
@@ -30,12 +59,30 @@ async function switchOnPeer(lab: Lab, peerUrl: string, identityId: string): Prom
   };
 }
 
+/** The operation of ada's latest switch to `identityId` that another instance recorded (lanes are wiped at each variant). */
+async function peerLaneOf(lab: Lab, identityId: string): Promise<string | null> {
+  const lane = await lab.db
+    .selectFrom("operation_lanes")
+    .select("operation_id")
+    .where("user_id", "=", ada.userId)
+    .where("to_identity_id", "=", identityId)
+    .where("instance", "<>", instanceId)
+    .orderBy("requested_at", "desc")
+    .executeTakeFirst();
+  return lane?.operation_id ?? null;
+}
+
 /** Two switches at the same instant: one here, one on "the other instance". */
 async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | null, ttlMs: number) {
-  await lab.fresh({ ...settings, provider: slowSwitchCalls(400) }, "two instances");
+  // Calls long enough that two switches sent together still overlap when the other instance, on a busy
+  // machine, starts its own late; whether they did is read off the provider's log.
+  const inForce = await lab.fresh({ ...settings, provider: slowSwitchCalls(1_000) }, "two instances");
+  // The other instance signed in, and running under the same settings, before the two are sent at once.
+  const cookie = peer ? await peerSession(peer) : "";
+  const peerRunsTheSettings = peer ? await inForceOnPeer(lab, peer, inForce) : true;
   // Without a real second instance, a second in-process guard with a memory of its own is one.
   const elsewhere = peer
-    ? switchOnPeer(lab, peer, ada.email)
+    ? switchOnPeer(lab, peer, cookie, ada.email)
     : lab.switchTo(
         ada.email,
         "switch on the other instance (simulated: its own memory)",
@@ -45,7 +92,17 @@ async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | 
       );
   const [here, there] = await Promise.all([lab.switchTo(ada.github, "switch on this instance"), elsewhere]);
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const spans = (operationId: string) =>
+    calls
+      .filter((call) => call.operationId === operationId)
+      .map((call) => ({ from: Date.parse(call.at) - call.durationMs, to: Date.parse(call.at) }));
+  const hereSpans = spans(here.operationId);
+  const thereSpans = spans(there.operationId);
   return {
+    peerRunsTheSettings,
+    // Both switches had a call at the provider at the same moment: nothing kept them apart.
+    callsOverlapped: hereSpans.some((a) => thereSpans.some((b) => a.from < b.to && b.from < a.to)),
     here: fact(here),
     there: fact(there),
     providerWritesApplied: {
@@ -64,8 +121,8 @@ export const inProcessMutex: Experiment = {
   failureMode: null,
   expected:
     "With one instance the in-process mutex queues the switches and the provider stays consistent; " +
-    "with two, each instance's memory has its own mutex, both switches run, " +
-    "and the provider is corrupted; the lease holds across both.",
+    "with two, each instance's memory has its own mutex, both switches run at once, " +
+    "and their calls corrupt the provider unless they happen to interleave harmlessly; the lease holds across both.",
   tryNext:
     "Start `npm run dev -- --instances 2`, choose the in-process strategy, and click Make primary in a tab of each instance at once.",
   async run(lab) {
@@ -79,12 +136,19 @@ export const inProcessMutex: Experiment = {
     const oneInstance = { first: fact(first), second: fact(second), auditConsistent: (await lab.audit()).consistent };
     const twoInstances = await pair(lab, { strategy: "in-process" }, peer, ttlMs);
     const lease = await pair(lab, { strategy: "lease" }, peer, ttlMs);
-    const queued = Math.min(first.endedMs, second.endedMs) <= Math.max(first.startedMs, second.startedMs) + 50;
+    // The second switch waited for the first: it ended well after the first did, though they started together.
+    const secondWaitedForFirst =
+      Math.min(first.endedMs, second.endedMs) > Math.max(first.startedMs, second.startedMs) + 50;
     const asExpected =
+      twoInstances.peerRunsTheSettings &&
+      lease.peerRunsTheSettings &&
+      secondWaitedForFirst &&
       oneInstance.auditConsistent &&
       first.status === 200 &&
       second.status === 200 &&
-      !twoInstances.auditConsistent &&
+      // Two instances run at once; whether their calls then corrupt the provider depends on how they
+      // interleave: the audit is reported as measured, not required.
+      twoInstances.callsOverlapped &&
       lease.auditConsistent &&
       [lease.here.status, lease.there.status].includes(409);
     return {
@@ -92,28 +156,30 @@ export const inProcessMutex: Experiment = {
         secondInstance: peer
           ? `a real second app instance at ${peer}`
           : "simulated: a second in-process mutex with its own memory",
-        oneInstance: { ...oneInstance, secondWaitedForFirst: !queued },
+        oneInstance: { ...oneInstance, secondWaitedForFirst },
         twoInstances,
         lease,
       },
       asExpected,
       explanation: asExpected
-        ? "One instance: the second switch queued on the promise chain (it ended " +
-          `${Math.abs(second.endedMs - first.endedMs)} ms after the first) and both succeeded, ` +
-          "consistent. Two instances " +
+        ? `One instance: the second switch queued on the promise chain (it ended ${Math.abs(second.endedMs - first.endedMs)} ms ` +
+          `after the first) and both succeeded, consistent. Two instances ` +
           `(${peer ? "a real one at " + peer : "simulated by a second mutex with its own memory, as another process has"}): ` +
-          "neither memory knew of the other's switch, both ran their calls at once " +
-          `(${twoInstances.providerWritesApplied.here} and ${twoInstances.providerWritesApplied.there} ` +
-          `writes applied) and the provider split: ${twoInstances.violations.join("; ")}. ` +
-          `The lease lives in the database both instances share: one switch got ${lease.here.status}, ` +
-          `the other ${lease.there.status}, consistent. A lock must live where every writer can see it.`
-        : "Expected the in-process mutex to keep one instance's clicks apart but not two instances', " +
-          `and the lease to keep both apart. Measured: on one instance the clicks answered ${first.status} ` +
-          `and ${second.status}, and the audit is ` +
-          `${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. ` +
-          `On two instances the audit is ${twoInstances.auditConsistent ? "consistent" : "inconsistent"}. ` +
-          `Under the lease the two instances answered ${lease.here.status} and ${lease.there.status}, ` +
-          `and the audit is ${lease.auditConsistent ? "consistent" : "inconsistent"}.`,
+          `neither memory knew of the other's switch, both ran their calls at once (${twoInstances.providerWritesApplied.here} ` +
+          `and ${twoInstances.providerWritesApplied.there} writes applied) and ` +
+          (twoInstances.auditConsistent
+            ? "the audit is consistent this time: their calls happened to interleave harmlessly. "
+            : `the provider split: ${twoInstances.violations.join("; ")}. `) +
+          `The lease lives in the database both instances share: one switch got ` +
+          `${lease.here.status}, the other ${lease.there.status}, consistent. A lock must live where every writer can see it.`
+        : `Expected the in-process mutex to keep one instance's clicks apart but not two instances', and the lease to keep both ` +
+          `apart. Measured: on one instance the clicks answered ${first.status} and ${second.status}, the second ` +
+          `${secondWaitedForFirst ? "waited for the first" : "did not wait for the first"}, and the audit is ` +
+          `${oneInstance.auditConsistent ? "consistent" : "inconsistent"}. On two instances the calls ` +
+          `${twoInstances.callsOverlapped ? "overlapped" : "did not overlap"} and the audit is ` +
+          `${twoInstances.auditConsistent ? "consistent" : "inconsistent"}. Under the lease the two instances answered ` +
+          `${lease.here.status} and ${lease.there.status}, and the audit is ` +
+          `${lease.auditConsistent ? "consistent" : "inconsistent"}.`,
     };
   },
 };

@@ -18,6 +18,7 @@ import type { Guard } from "../../switch/guard";
 import { identityActionLease } from "../../switch/lease-guard";
 import { promoteToPrimary } from "../../switch/switch-primary";
 import { auditConsistency, type UserAudit } from "../audit";
+import type { PhaseName } from "../lane";
 import { answering, startRecording, type OperationRecorder } from "../lane-recorder";
 import { promote } from "../promote";
 import { recordedGuard, recordingProvider } from "../interceptors/recorded";
@@ -25,6 +26,7 @@ import { rename } from "../rename";
 import { resetLab } from "../reset";
 import { changeLabSettings } from "../settings";
 import { supportSetPrimary } from "../support";
+import { untilAged, untilInPhase } from "./lab-waits";
 import { runRecorder } from "./run-recorder";
 import type { HistoryOp } from "./runs";
 
@@ -147,6 +149,10 @@ function readingsOf(db: Kysely<Database>, sinceStart: () => number) {
       (await auditConsistency(db)).users.find((user) => user.userId === ada.userId)!,
     calls: async (): Promise<ProviderCall[]> => (await fetchProviderState()).calls,
     lease,
+    /** Until the operation's lane shows its `phase` running (a provider call in flight); false after `limitMs`. */
+    inPhase: (operationId: string, phase: PhaseName, limitMs: number) => untilInPhase(operationId, phase, limitMs),
+    /** Until the lease held now is `ageMs` old on the database's clock (renewals aside); false when none is held. */
+    leaseAged: async (ageMs: number) => untilAged(await lease(), ageMs),
     /** Polls the lease row until somebody holds it (or `limitMs` passes): a switch just started has acquired. */
     async leaseTaken(limitMs: number): Promise<void> {
       const since = sinceStart();

@@ -4,16 +4,27 @@ import type { Experiment } from "./types";
 const ttlMs = 500;
 const callMs = 1_000;
 
-/** Two switches with a TTL half the length of one provider call: the second starts once the first's TTL passed. */
+/**
+ * Two switches with a TTL half the length of one provider call: the second starts once the first's TTL has
+ * passed since it acquired, on the database's clock (its acquisition comes later through a pooler, and later
+ * still on a busy machine).
+ */
 async function overlap(lab: Lab, settings: Record<string, unknown>) {
   await lab.fresh({ leaseTtlMs: ttlMs, provider: slowSwitchCalls(callMs), ...settings });
-  const start = lab.sinceStart();
   const first = lab.switchTo(ada.github, "first switch");
-  await lab.at(start + ttlMs + 50);
+  await lab.leaseTaken(callMs);
+  const sentAfterTtl = await lab.leaseAged(ttlMs + 50);
   const second = await lab.switchTo(ada.email, "second switch, after the TTL");
   const done = await first;
   const [audit, calls] = await Promise.all([lab.audit(), lab.calls()]);
+  // A call is logged when it ends: it started `durationMs` before `at`.
+  const secondStarted = calls
+    .filter((call) => call.operationId === second.operationId)
+    .map((call) => Date.parse(call.at) - call.durationMs);
+  const firstEnded = calls.filter((call) => call.operationId === done.operationId).map((call) => Date.parse(call.at));
   return {
+    sentAfterTtl,
+    secondCalledProviderWhileFirstDid: secondStarted.length > 0 && Math.min(...secondStarted) < Math.max(...firstEnded),
     first: fact(done),
     second: fact(second),
     providerWritesApplied: {
@@ -21,6 +32,12 @@ async function overlap(lab: Lab, settings: Record<string, unknown>) {
       second: appliedWrites(calls, second.operationId),
     },
     fencedCalls: calls.filter((call) => call.outcome === "fenced").length,
+    // The first switch's link as the provider logged it: a call cut at its deadline may still be applied.
+    firstLink:
+      calls
+        .filter((call) => call.operationId === done.operationId && call.method === "POST")
+        .map((call) => ({ status: call.status, outcome: call.outcome }))
+        .at(-1) ?? null,
     auditConsistent: audit.consistent,
     violations: audit.violations,
   };
@@ -32,8 +49,9 @@ export const ttlTooShort: Experiment = {
   question: "What if the TTL is shorter than the work it protects?",
   failureMode: null,
   expected:
-    "Safeguards off: the lease expires under the running switch, a second one takes it over, " +
-    "the provider is corrupted. Fencing on: the first switch's late call is refused. " +
+    "Safeguards off: the lease expires under the running switch, a second one takes it over and calls " +
+    "the provider at the same time, which corrupts it unless their calls happen to interleave harmlessly. " +
+    "Fencing on: the first switch's late call is refused. " +
     "Safeguards on: the deadline stops the first switch before its lease can expire; " +
     "the second is refused, and the next one recovers.",
   tryNext:
@@ -42,7 +60,8 @@ export const ttlTooShort: Experiment = {
   async run(lab) {
     const textbook = await overlap(lab, { leaseSafeguards: false });
     const fenced = await overlap(lab, { leaseSafeguards: false, provider: { enforceFencing: true } });
-    // Safeguards on: a provider that drops requests after 1.5 s, so a call cut at the deadline cannot land later.
+    // Safeguards on, and a provider limit of 1.5 s: the lease kept for a call cut at its deadline (which the
+    // provider may still apply) is kept that long, not the default 10 s.
     const guarded = await overlap(lab, { leaseSafeguards: true, provider: { applyLimitMs: 1_500 } });
     await lab.leaseFreeAfter(10_000);
     // The lesson applied: a TTL above the work's duration, for the switch that recovers the half-done one.
@@ -51,8 +70,12 @@ export const ttlTooShort: Experiment = {
     const afterNext = await lab.audit();
     const safeguards = { ...guarded, next: fact(next), auditConsistentAfterNext: afterNext.consistent };
     const asExpected =
-      !textbook.auditConsistent &&
-      textbook.providerWritesApplied.second > 0 &&
+      [textbook, fenced, guarded].every((variant) => variant.sentAfterTtl) &&
+      // Textbook, the lease does not keep the two apart; whether their calls then corrupt the provider
+      // depends on how they interleave at it (a call of the second may fail on what the first moved): the
+      // audit is reported as measured, not required.
+      textbook.second.status !== 409 &&
+      textbook.secondCalledProviderWhileFirstDid &&
       fenced.first.problemType === "fenced" &&
       fenced.auditConsistent &&
       guarded.first.problemType === "provider-deadline" &&
@@ -65,19 +88,29 @@ export const ttlTooShort: Experiment = {
       explanation: asExpected
         ? `Each provider call took ${callMs} ms under a ${ttlMs} ms lease. Textbook: ` +
           `the lease expired during the first switch's first call; at ${textbook.second.startedMs} ms the ` +
-          "second switch took it over, both changed the provider and it ended split " +
-          `(${textbook.violations.join("; ")}). With fencing, the second switch's read registered its ` +
+          "second switch took it over and called the provider while the first still did; " +
+          (textbook.auditConsistent
+            ? `their calls happened not to corrupt it this time (the second answered ${textbook.second.status}). `
+            : `the provider ended split (${textbook.violations.join("; ")}). `) +
+          "With fencing, the second switch's read registered its " +
           "newer token at the provider, so the first switch's call, arriving later with the older token, " +
           `was refused (${fenced.fencedCalls} fenced call, answer ${fenced.first.status} fenced) ` +
           "and the provider stayed consistent. With the safeguards, the first switch renewed its lease (up " +
           "to 3 × TTL) and its calls carried a deadline inside it: the link was cut at " +
           `${guarded.first.endedMs} ms (504), before the lease could expire, ` +
-          "while the second switch was refused (409). With a TTL above the work's duration, " +
+          "while the second switch was refused (409)." +
+          (guarded.firstLink?.outcome === "client-closed" && guarded.firstLink.status < 300
+            ? " The provider applied that link anyway, after its caller had stopped waiting: " +
+              "the lease was kept until it could no longer land."
+            : "") +
+          " With a TTL above the work's duration, " +
           "the next switch found the half-done switch in the journal, finished it and did its own: " +
           "consistent. Choose a TTL above the work's duration, and do not trust it alone."
         : "Expected the textbook lease to corrupt the provider, fencing to refuse the late write, " +
           "and the safeguards to stop the slow switch themselves. Measured, textbook: " +
-          `the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, ` +
+          `the second switch answered ${textbook.second.status}, ` +
+          `${textbook.secondCalledProviderWhileFirstDid ? "called" : "did not call"} the provider while the first did, ` +
+          `and the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, ` +
           "the first switch answered " +
           `${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""} and the ` +
           `audit is ${fenced.auditConsistent ? "consistent" : "inconsistent"}. With the safeguards, ` +

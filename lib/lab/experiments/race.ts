@@ -51,10 +51,13 @@ export async function raceToAcquire(lab: Lab, requested: number, holdMs: number)
     let mostWaiting: WaitSample[] = [];
     const sampler = (async () => {
       while (sampling) {
+        // Waiting on the row (its tuple, or the holder's transaction), in this lab's database: a commit
+        // also waits, briefly, for the cluster's NOTIFY queue lock when another database notifies at once.
         const waiting = await sql<WaitSample>`
-          SELECT a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode
+          SELECT DISTINCT ON (a.pid) a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode
             FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
-           WHERE a.application_name = ${applicationName}`.execute(probe);
+           WHERE a.application_name = ${applicationName} AND a.datname = current_database()
+             AND l.locktype IN ('transactionid', 'tuple')`.execute(probe);
         if (waiting.rows.length > mostWaiting.length) mostWaiting = waiting.rows;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }

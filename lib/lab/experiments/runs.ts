@@ -81,6 +81,7 @@ const phaseSchema = z.object({
   outcome: z.string().max(200).nullable(),
   detail: z.string().max(2_000).nullable(),
   accounts: z.array(z.string().max(200)).max(10).optional(),
+  attempts: z.number().int().min(1).max(100).optional(),
 });
 const laneSchema = z.object({
   operationId: z.uuid(),

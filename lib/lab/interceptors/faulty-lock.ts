@@ -5,6 +5,7 @@
  */
 import { setTimeout as pause } from "node:timers/promises";
 import type { LeaseHandle, LeaseLock } from "@lease-lock-lab/lease";
+import type { CrashPoint } from "../settings-schema";
 
 export interface LockFaults {
   releaseFailures: number;
@@ -14,9 +15,17 @@ export interface LockFaults {
 /** The process an operation runs in, as the lab plays it: once it has died, nothing of it answers again. */
 export class PlayedProcess {
   private dead = false;
+  private readonly deathHeard: Array<(point: CrashPoint) => void> = [];
 
-  die(): void {
+  /** Dies at `point`: whoever waits on the process (its operation's caller) hears it, once. */
+  die(point: CrashPoint): void {
+    if (this.dead) return;
     this.dead = true;
+    for (const heard of this.deathHeard) heard(point);
+  }
+
+  onDeath(heard: (point: CrashPoint) => void): void {
+    this.deathHeard.push(heard);
   }
 
   /** `work`, or (once dead) a promise that never settles: a dead process sends nothing and hears nothing. */

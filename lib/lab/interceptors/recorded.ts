@@ -5,11 +5,14 @@
 import type { RunUnderLease } from "@lease-lock-lab/lease";
 import { ProviderCallError, type IdentityProviderClient } from "../../provider/client";
 import type { Guard, GuardedSection } from "../../switch/guard";
+import { DiedDuringCall } from "./crash-during-call";
 import type { PhaseName, PhaseOutcome } from "../lane";
 import { errorText, type OperationRecorder, type PhaseRecorder } from "../lane-recorder";
 
 /** A provider call's failure in the provider log's words: its status, or what happened instead. */
 function callOutcome(error: unknown): PhaseOutcome {
+  // The process died with the call at the provider: the caller closed it, unanswered.
+  if (error instanceof DiedDuringCall) return "client-closed";
   if (!(error instanceof ProviderCallError)) return "failed";
   if (error.errorCode === "fenced_token") return "fenced";
   if (error.kind === "deadline") return "timeout";
@@ -31,7 +34,8 @@ async function timed<T>(
     end(success);
     return result;
   } catch (error) {
-    end(callOutcome(error), `${detail}: ${errorText(error)}`);
+    const attempts = error instanceof ProviderCallError || error instanceof DiedDuringCall ? error.attempts : undefined;
+    end(callOutcome(error), `${detail}: ${errorText(error)}`, { attempts });
     throw error;
   }
 }

@@ -25,7 +25,8 @@ interface StepFaults {
   recorder?: OperationRecorder;
 }
 
-const crashedAfter: Record<CrashPoint, SwitchStep> = {
+/** The crashes at a step; the one during the link is played by the provider's client (crash-during-call.ts). */
+const crashedAfter: Record<Exclude<CrashPoint, "during-link">, SwitchStep> = {
   "after-acquire": "acquired",
   "after-unlink": "unlinked",
   "after-link": "linked",
@@ -34,25 +35,28 @@ const crashedAfter: Record<CrashPoint, SwitchStep> = {
 type Stall = { at: StallPoint; ms: number };
 
 export function withStepFaults(guard: Guard, faults: StepFaults): Guard {
-  const { settings } = faults;
+  const { settings, process, recorder } = faults;
   if (!settings.faults.stall && !settings.faults.crash) return guard;
   return {
     checksRequirements: guard.checksRequirements,
     run: (request, body) =>
       new Promise((resolve, reject) => {
-        const crashed = (point: CrashPoint) =>
+        process.onDeath((point) => {
+          recorder?.mark("crashed", "crashed", `crashed ${point} (lab fault)`);
           reject(new OperationCrashed(`Operation ${shortId(request.operationId)} crashed ${point} (lab fault)`));
-        guard.run(request, (section) => body(faultySection(section, faults, crashed))).then(resolve, reject);
+        });
+        guard.run(request, (section) => body(faultySection(section, faults))).then(resolve, reject);
       }),
   };
 }
 
-function faultySection(section: GuardedSection, faults: StepFaults, crashed: (point: CrashPoint) => void) {
+function faultySection(section: GuardedSection, faults: StepFaults) {
   const { db, settings, process, recorder } = faults;
   let stall: Promise<Stall | null> | undefined;
   let crash: Promise<CrashPoint | null> | undefined;
+  const armedAtStep = settings.faults.crash && settings.faults.crash !== "during-link";
   const takenStall = () => (settings.faults.stall ? (stall ??= takeStall(db)) : Promise.resolve(null));
-  const takenCrash = () => (settings.faults.crash ? (crash ??= takeCrash(db)) : Promise.resolve(null));
+  const takenCrash = () => (armedAtStep ? (crash ??= takeCrash(db)) : Promise.resolve(null));
   const paused = async (taken: Stall) => {
     const resumed = recorder?.start("paused", `lab fault: paused ${taken.ms} ms ${pausedWhere(taken.at)}`);
     await pause(taken.ms);
@@ -63,10 +67,8 @@ function faultySection(section: GuardedSection, faults: StepFaults, crashed: (po
     async reached(step: SwitchStep, fromIdentityId?: string) {
       await section.reached(step, fromIdentityId);
       const point = await takenCrash();
-      if (point && crashedAfter[point] === step) {
-        process.die();
-        recorder?.mark("crashed", "crashed", `crashed ${point} (lab fault)`);
-        crashed(point);
+      if (point && point !== "during-link" && crashedAfter[point] === step) {
+        process.die(point);
         return new Promise<never>(() => undefined); // a dead process goes no further
       }
       const taken = await takenStall();
