@@ -31,7 +31,6 @@ interface Listed {
   id: string;
   needs: string[];
   available: boolean;
-  startCommand: string | null;
 }
 
 /** One experiment run until one run is as expected (at most `attempts`): its saved run, or null. */
@@ -72,17 +71,20 @@ try {
   });
   stops.unshift(pooled.stop);
   const clients = { direct: appClient(direct.baseUrl), pooled: appClient(pooled.baseUrl) };
-  const listed = (await clients.direct.get("/api/lab/experiments")).body.experiments as Listed[];
+  const listedBy = async (client: AppClient) =>
+    new Map(((await client.get("/api/lab/experiments")).body.experiments as Listed[]).map((each) => [each.id, each]));
+  const listed = { direct: await listedBy(clients.direct), pooled: await listedBy(clients.pooled) };
   mkdirSync(outputDir, { recursive: true });
-  for (const { id, needs, available, startCommand } of listed.filter((each) => !only || only.includes(each.id))) {
-    if (!available) {
+  for (const { id, needs } of [...listed.direct.values()].filter((each) => !only || only.includes(each.id))) {
+    const on = needs.includes("pgbouncer") ? "pooled" : "direct";
+    if (!listed[on].get(id)?.available) {
       // A card that needs parts these labs do not run (a replicated database) keeps its file: it is recorded by
-      // hand, from the Run button's runId, on a lab started as the card says.
-      console.log(`[course] ${id}: not run here (needs ${needs.join(", ")}; ${startCommand}): its file is kept`);
+      // hand, from the Run button's runId, on a lab started with its parts.
+      console.log(`[course] ${id}: not run here (it needs ${needs.join(", ")}): its file is kept`);
       continue;
     }
     const started = performance.now();
-    const run = await recordOne(needs.includes("pgbouncer") ? clients.pooled : clients.direct, id);
+    const run = await recordOne(clients[on], id);
     if (!run) {
       failed.push(id);
       continue;
