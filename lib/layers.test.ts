@@ -172,6 +172,25 @@ describe("the layers", () => {
     expect(named).toEqual([]);
   });
 
+  it("outside its folder, a package of this repository is imported by its name, never as a relative folder", () => {
+    // A relative import of the folder resolves through its package.json to dist/ once a pack has built it, and
+    // the app would then type-check against two copies of the same types (a file of the folder is its source).
+    const byPath = repositoryCode()
+      .filter((file) => /\.tsx?$/.test(file) && !/(^|\/)dist\//.test(relative(file)))
+      .flatMap((file) =>
+        [...readFileSync(file, "utf8").matchAll(/^\s*(?:import|export)\b[^'";]*?\sfrom\s+["'](\.[^"']*)["']/gm)]
+          .map((match) => ({ file, specifier: match[1]! }))
+          .filter(({ specifier }) => {
+            const into = relative(path.resolve(path.dirname(file), specifier));
+            return Object.values(workspaceFolders).some(
+              (folder) => into === folder && !relative(file).startsWith(`${folder}/`),
+            );
+          }),
+      )
+      .map(({ file, specifier }) => `${relative(file)} imports ${specifier}`);
+    expect(byPath).toEqual([]);
+  });
+
   it("no file but processSingleton's own keeps state on globalThis under the lab's names", () => {
     const touching = repositoryCode().filter((file) => readFileSync(file, "utf8").includes(processSingletonPrefix));
     expect(touching.map(relative)).toEqual(["lib/core/process-singleton.ts"]);

@@ -14,7 +14,7 @@ import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
-import type { LeaseHandle } from "../../lib/lease";
+import type { LeaseHandle } from "@lease-lock-lab/lease";
 import { identityActionLease } from "../../lib/switch/lease-guard";
 import { failover, offClusterDatabase } from "./cluster";
 

@@ -3,7 +3,7 @@
  * assume: a provider call in flight (its timeline lane), a lease of a given age (the database's clock).
  */
 import { setTimeout as pause } from "node:timers/promises";
-import type { LeaseState } from "../../lease";
+import type { LeaseState } from "@lease-lock-lab/lease";
 import { instrumentDb } from "../instrument-db";
 import type { PhaseName } from "../lane";
 import { liveLane } from "../live-lanes";

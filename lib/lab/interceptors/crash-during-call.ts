@@ -10,7 +10,7 @@ import diagnostics from "node:diagnostics_channel";
 import type { ClientRequest } from "node:http";
 import type { Kysely } from "kysely";
 import type { Database } from "../../../db/schema";
-import type { Deadline } from "../../lease";
+import type { Deadline } from "@lease-lock-lab/lease";
 import type { IdentityProviderClient } from "../../provider/client";
 import type { LabSettings } from "../settings-schema";
 import { takeCrash } from "../settings-store";
