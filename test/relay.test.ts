@@ -36,6 +36,9 @@ describe("the relay: a switch sent to another instance through this one", () => 
     expect(body).toEqual({
       instance: "relay-1",
       balancer: null,
+      // One database, not a replicated shape: no nodes to name.
+      databases: [],
+      databasesUnreachable: [],
       peers: [
         { peer: 1, url: urlOf(firstPort + 1) },
         { peer: 2, url: deadPeer },
