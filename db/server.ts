@@ -73,6 +73,12 @@ async function embeddedServer(): Promise<string> {
     if (await canConnect(serverUrl(running))) return serverUrl(running);
   }
 
+  // Another process of this checkout may be starting it on the asked port right now (two test projects'
+  // set-ups at once): its server is waited for before the port is called someone else's.
+  if (asked !== null && (await portInUse(asked))) {
+    const started = await startedMeanwhile(asked);
+    if (started) return started;
+  }
   mkdirSync(labDir, { recursive: true });
   removeStalePidFile();
   const port = await portToStartOn(asked);
@@ -95,6 +101,15 @@ async function embeddedServer(): Promise<string> {
     await sleep(250);
   }
   throw new Error(`embedded PostgreSQL did not start on port ${port}; see ${path.join(labDir, "postgres.log")}`);
+}
+
+/** This checkout's server, once it answers on `port` within 20 s; null if it does not. */
+async function startedMeanwhile(port: number): Promise<string | null> {
+  for (let waited = 0; waited < 20_000; waited += 250) {
+    if (runningServerPort() === port && (await canConnect(serverUrl(port)))) return serverUrl(port);
+    await sleep(250);
+  }
+  return null;
 }
 
 /** The port this checkout's own server listens on, from its postmaster.pid (4th line); null if none runs. */
