@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { providerQuery, timelineQuery, usersQuery } from "./queries";
 import { conflictMarks } from "./conflict-marks";
-import { TimelineChart } from "./TimelineChart";
+import { TimelineChart, type TimelineMark } from "./TimelineChart";
 import { TimelineLegend } from "./TimelineLegend";
 
 const windows = [
@@ -73,7 +73,22 @@ export function Timeline({
         onSelect={onSelect}
         empty={<p className="explanation">No operations yet: each switch is drawn here as it runs.</p>}
       />
+      <MarksSaid marks={marks} />
       <TimelineLegend />
     </section>
+  );
+}
+
+/** The marks on the picture, in words: what each numbered circle is. */
+function MarksSaid({ marks }: { marks: TimelineMark[] }) {
+  if (marks.length === 0) return null;
+  return (
+    <ol className="tl-marks" aria-label="Marks on the picture">
+      {marks.map((mark) => (
+        <li key={mark.label}>
+          <span aria-hidden="true">{mark.label}</span> {mark.description}
+        </li>
+      ))}
+    </ol>
   );
 }
