@@ -1,6 +1,6 @@
-import { sql } from "kysely";
 import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
+import { resetGrace } from "../../test/harness/seed-grace";
 import { slowRenamingProvider } from "../../test/harness/slow-renaming-provider";
 import { identityActionLease } from "./lease-guard";
 import { renameUser, userName } from "./rename";
@@ -10,11 +10,7 @@ const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("nam
 afterAll(() => db.destroy());
 
 // Grace as the seed has her, before each test.
-beforeEach(async () => {
-  await sql`UPDATE users SET display_name = 'Grace Hopper', primary_identity_id = 'github|1906',
-                 identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
-             WHERE id = 'grace'`.execute(db);
-});
+beforeEach(() => resetGrace(db));
 
 it("a rename that read the user before a switch saved leaves the switch's primary in place", async () => {
   const { provider, atProvider, answer } = slowRenamingProvider();

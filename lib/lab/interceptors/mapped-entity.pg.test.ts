@@ -1,6 +1,6 @@
-import { sql } from "kysely";
 import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { createDb } from "../../../db/connection";
+import { resetGrace } from "../../../test/harness/seed-grace";
 import { slowRenamingProvider } from "../../../test/harness/slow-renaming-provider";
 import { identityActionLease } from "../../switch/lease-guard";
 import { renameUser } from "../../switch/rename";
@@ -11,11 +11,7 @@ const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("nam
 afterAll(() => db.destroy());
 
 // Grace as the seed has her, before each test.
-beforeEach(async () => {
-  await sql`UPDATE users SET display_name = 'Grace Hopper', primary_identity_id = 'github|1906',
-                 identity_action_locked_at = NULL, identity_action_locked_until = NULL, identity_action_lock_token = NULL
-             WHERE id = 'grace'`.execute(db);
-});
+beforeEach(() => resetGrace(db));
 
 it("mapped as an ORM maps every column, the same rename writes its stale copy back: the lesson", async () => {
   const { provider, atProvider, answer } = slowRenamingProvider();
