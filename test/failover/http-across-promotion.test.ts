@@ -28,9 +28,13 @@ afterAll(() => app?.stop());
 describe("the app across a promotion (a primary with a synchronous standby)", () => {
   it("8 users switching while the primary dies and the standby is promoted: no 500, and a consistent audit once settled", async () => {
     const load = await switchLoad(app.baseUrl, 8);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const switched = (after: number) => load.answers.some((answer) => answer.at > after && answer.status === 200);
+    await expect.poll(() => switched(0), { timeout: 10_000, interval: 50 }).toBe(true);
     const promotedAt = await failover().then(() => load.answers.at(-1)?.at ?? 0);
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // The switches go on after it: the pool, the listener and the reconciler follow the new primary. A user
+    // whose switch was in flight at the kill waits until its calls can no longer land (the lease's expiry plus
+    // the provider's apply limit, 10 s) and the reconciler has settled it; a user with none in flight, not at all.
+    await expect.poll(() => switched(promotedAt), { timeout: 30_000, interval: 100 }).toBe(true);
     await load.stop();
     const counts = byStatus(load.answers);
     const others = load.answers.filter((answer) => ![200, 409, 503].includes(answer.status));
@@ -47,8 +51,6 @@ describe("the app across a promotion (a primary with a synchronous standby)", ()
       );
       if (slug !== "lease-lost") expect(answer.retryAfter).toMatch(/^\d+$/);
     }
-    // The switches went on after it: the pool, the listener and the reconciler follow the new primary.
-    expect(load.answers.some((answer) => answer.at > promotedAt && answer.status === 200)).toBe(true);
     const client = appClient(app.baseUrl);
     await expect.poll(async () => (await client.audit()).settled, { timeout: 60_000, interval: 250 }).toBe(true);
     expect((await client.audit()).consistent).toBe(true);
