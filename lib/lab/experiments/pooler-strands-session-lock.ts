@@ -44,6 +44,56 @@ async function locksLeftBy(lab: Lab, probe: pg.Client, before: { pid: number }[]
   return left;
 }
 
+/** The lease beside it, through the same pooler: two clicks at once, then the lease and the audit. */
+async function leaseBesideIt(lab: Lab) {
+  await lab.configure({ strategy: "lease" });
+  const [first, second] = await Promise.all([
+    lab.switchTo(ada.email, "lease through PgBouncer: first click"),
+    lab.switchTo(ada.email, "lease through PgBouncer: second click"),
+  ]);
+  return { first, second, leaseAfter: await lab.lease(), audit: await lab.audit() };
+}
+
+interface PoolerReading {
+  pooler: Awaited<ReturnType<typeof poolerConfig>>;
+  sessionSwitch: { status: number };
+  stranded: { pid: number; state: string }[];
+  anotherSessionTookIt: boolean;
+  /** The lease's two clicks' statuses, sorted. */
+  statuses: number[];
+  leaseHeld: boolean;
+  auditConsistent: boolean;
+}
+
+/** The run's story in words: the stranded session lock, then the lease through the same pooler. */
+function explain(reading: PoolerReading, asExpected: boolean): string {
+  const { pooler, sessionSwitch, stranded, anotherSessionTookIt, statuses, leaseHeld, auditConsistent } = reading;
+  const lifetime = pooler.serverLifetimeS === null ? "its server_lifetime" : `${pooler.serverLifetimeS} s`;
+  return asExpected
+    ? `PgBouncer runs in ${pooler.poolMode} pooling. The session-advisory switch answered ` +
+        `${sessionSwitch.status} and closed its client connection; yet PostgreSQL still lists its ` +
+        `advisory lock granted, on backend ${stranded[0]!.pid}, now back in PgBouncer's pool ` +
+        `(${stranded[0]!.state === "idle" ? "idle" : `${stranded[0]!.state}: the pooler has handed it on, the lock still on it`}): ` +
+        "closing a client of a transaction pooler does not close the server connection that ran " +
+        "pg_advisory_lock, and its pg_advisory_unlock, had it sent one, would have gone to whichever " +
+        "server connection the pooler picked. Another session's pg_try_advisory_lock got false: " +
+        "ada's switches under session-advisory now wait for their lock_timeout (or win at once, " +
+        "when the pooler happens to give them that very backend, since a session's advisory locks are " +
+        `re-entrant), until PgBouncer closes that server connection, after ${lifetime}. ` +
+        "The lease, through the same pooler, needs nothing of the session: " +
+        `the two clicks answered ${statuses.join(" and ")}, the lease is free again and the audit is ` +
+        "consistent. The run ended the stranded backend (pg_terminate_backend), " +
+        "so that the lab is usable again."
+    : "Expected a stranded session lock behind a transaction pooler, and the lease unharmed beside it. " +
+        `Measured: PgBouncer runs in ${pooler.poolMode} pooling; the session-advisory switch answered ` +
+        `${sessionSwitch.status}; ${stranded.length} advisory lock(s) stayed granted ` +
+        `(${stranded.map((lock) => `backend ${lock.pid}, ${lock.state}`).join("; ") || "none"}); ` +
+        `another session ${anotherSessionTookIt ? "could" : "could not"} take the lock. ` +
+        `The lease's two clicks answered ${statuses.join(" and ")}, the lease is ` +
+        `${leaseHeld ? "still held" : "free"}, and the audit is ` +
+        `${auditConsistent ? "consistent" : "inconsistent"}.`;
+}
+
 export const poolerStrandsSessionLock: Experiment = {
   id: "pooler-strands-session-lock",
   title: "A session lock behind PgBouncer",
@@ -79,14 +129,7 @@ export const poolerStrandsSessionLock: Experiment = {
       const anotherSessionTookIt = tried[0]!.taken;
       if (anotherSessionTookIt) await probe.query("SELECT pg_advisory_unlock_all()");
 
-      // The lease beside it, through the same pooler: two clicks at once.
-      await lab.configure({ strategy: "lease" });
-      const [first, second] = await Promise.all([
-        lab.switchTo(ada.email, "lease through PgBouncer: first click"),
-        lab.switchTo(ada.email, "lease through PgBouncer: second click"),
-      ]);
-      const leaseAfter = await lab.lease();
-      const audit = await lab.audit();
+      const { first, second, leaseAfter, audit } = await leaseBesideIt(lab);
       const statuses = [first.status, second.status].sort();
       const asExpected =
         pooler.poolMode === "transaction" &&
@@ -97,7 +140,6 @@ export const poolerStrandsSessionLock: Experiment = {
         statuses[1] === 409 &&
         !leaseAfter.held &&
         audit.consistent;
-      const lifetime = pooler.serverLifetimeS === null ? "its server_lifetime" : `${pooler.serverLifetimeS} s`;
       return {
         observed: {
           pooler,
@@ -110,29 +152,18 @@ export const poolerStrandsSessionLock: Experiment = {
           violations: audit.violations,
         },
         asExpected,
-        explanation: asExpected
-          ? `PgBouncer runs in ${pooler.poolMode} pooling. The session-advisory switch answered ` +
-            `${sessionSwitch.status} and closed its client connection; yet PostgreSQL still lists its ` +
-            `advisory lock granted, on backend ${stranded[0]!.pid}, now back in PgBouncer's pool ` +
-            `(${stranded[0]!.state === "idle" ? "idle" : `${stranded[0]!.state}: the pooler has handed it on, the lock still on it`}): ` +
-            "closing a client of a transaction pooler does not close the server connection that ran " +
-            "pg_advisory_lock, and its pg_advisory_unlock, had it sent one, would have gone to whichever " +
-            "server connection the pooler picked. Another session's pg_try_advisory_lock got false: " +
-            "ada's switches under session-advisory now wait for their lock_timeout (or win at once, " +
-            "when the pooler happens to give them that very backend, since a session's advisory locks are " +
-            `re-entrant), until PgBouncer closes that server connection, after ${lifetime}. ` +
-            "The lease, through the same pooler, needs nothing of the session: " +
-            `the two clicks answered ${statuses.join(" and ")}, the lease is free again and the audit is ` +
-            "consistent. The run ended the stranded backend (pg_terminate_backend), " +
-            "so that the lab is usable again."
-          : "Expected a stranded session lock behind a transaction pooler, and the lease unharmed beside it. " +
-            `Measured: PgBouncer runs in ${pooler.poolMode} pooling; the session-advisory switch answered ` +
-            `${sessionSwitch.status}; ${stranded.length} advisory lock(s) stayed granted ` +
-            `(${stranded.map((lock) => `backend ${lock.pid}, ${lock.state}`).join("; ") || "none"}); ` +
-            `another session ${anotherSessionTookIt ? "could" : "could not"} take the lock. ` +
-            `The lease's two clicks answered ${statuses.join(" and ")}, the lease is ` +
-            `${leaseAfter.held ? "still held" : "free"}, and the audit is ` +
-            `${audit.consistent ? "consistent" : "inconsistent"}.`,
+        explanation: explain(
+          {
+            pooler,
+            sessionSwitch,
+            stranded,
+            anotherSessionTookIt,
+            statuses,
+            leaseHeld: leaseAfter.held,
+            auditConsistent: audit.consistent,
+          },
+          asExpected,
+        ),
       };
     } finally {
       // The stranded lock would outlive the run by up to an hour: end the server connection holding it.

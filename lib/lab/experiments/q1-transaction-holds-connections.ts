@@ -9,6 +9,25 @@ import type { Experiment } from "./types";
 const burstSize = 6;
 const targets = [ada.github, ada.email, ada.apple];
 
+/**
+ * The most of the app's sessions PostgreSQL listed as idle in a transaction while `running()`, sampled every
+ * 20 ms: each holds its connection while the switch waits outside the database (on the provider). The lab's
+ * own sessions aside.
+ */
+async function mostIdleInTransaction(running: () => boolean): Promise<number> {
+  let most = 0;
+  while (running()) {
+    const { rows } = await sql<{ sessions: number }>`
+      SELECT count(*)::int AS sessions FROM pg_stat_activity
+       WHERE datname = current_database() AND state = 'idle in transaction' AND application_name NOT LIKE 'lab:%'`.execute(
+      instrumentDb(),
+    );
+    most = Math.max(most, rows[0]?.sessions ?? 0);
+    await pause(20);
+  }
+  return most;
+}
+
 /** A burst of switches under `strategy`, with this instance's pool and a bystander's reads sampled meanwhile. */
 async function burst(lab: Lab, strategy: "transaction" | "lease") {
   await lab.fresh({ strategy, provider: slowSwitchCalls(250) });
@@ -25,20 +44,7 @@ async function burst(lab: Lab, strategy: "transaction" | "lease") {
       await pause(20);
     }
   })();
-  // The app's sessions PostgreSQL lists as idle in a transaction: each holds its connection while the switch
-  // waits outside the database (on the provider). The lab's own sessions aside.
-  let idleInTransactionAtMost = 0;
-  const serverSampling = (async () => {
-    while (running) {
-      const { rows } = await sql<{ sessions: number }>`
-        SELECT count(*)::int AS sessions FROM pg_stat_activity
-         WHERE datname = current_database() AND state = 'idle in transaction' AND application_name NOT LIKE 'lab:%'`.execute(
-        instrumentDb(),
-      );
-      idleInTransactionAtMost = Math.max(idleInTransactionAtMost, rows[0]?.sessions ?? 0);
-      await pause(20);
-    }
-  })();
+  const serverSampling = mostIdleInTransaction(() => running);
   // A bystander (grace, who switches nothing) reads her page over and over.
   const bystander = (async () => {
     while (running) {
@@ -54,7 +60,7 @@ async function burst(lab: Lab, strategy: "transaction" | "lease") {
     ),
   );
   running = false;
-  await Promise.all([sampling, serverSampling, bystander]);
+  const [, idleInTransactionAtMost] = await Promise.all([sampling, serverSampling, bystander]);
   const sorted = reads.sort((a, b) => a - b);
   return {
     strategy,
@@ -74,6 +80,42 @@ async function burst(lab: Lab, strategy: "transaction" | "lease") {
       Math.max(...attempts.map((attempt) => attempt.endedMs)) -
       Math.min(...attempts.map((attempt) => attempt.startedMs)),
   };
+}
+
+type BurstReading = Awaited<ReturnType<typeof burst>>;
+
+/** The run's story in words: the burst under each strategy, then the rolled-back transaction. */
+function explain(
+  lease: BurstReading,
+  transaction: BurstReading,
+  audit: { consistent: boolean; violations: string[] },
+  unlinkApplied: boolean,
+  asExpected: boolean,
+): string {
+  return asExpected
+    ? `${burstSize} switches at once, 250 ms per provider call, a pool of ${transaction.poolSize}. ` +
+        `Under transaction, up to ${transaction.connectionsHeldAtMost} connections were held (idle in ` +
+        "transaction, waiting on the provider or on the row lock) and up to " +
+        `${transaction.poolQueueAtMost} requests queued for the pool, ` +
+        `${Math.round(transaction.shareOfTimeQueued * 100)}% of the time; ` +
+        `a bystander's read took up to ${transaction.bystanderReadMs.max} ms (median ` +
+        `${transaction.bystanderReadMs.median} ms); up to ${transaction.idleInTransactionAtMost} session(s) ` +
+        "sat idle in transaction. Under lease, none did: the burst's acquires queued " +
+        `${Math.round(lease.shareOfTimeQueued * 100)}% of the time (each UPDATE takes milliseconds), ` +
+        `and the same read took at most ${lease.bystanderReadMs.max} ms: ` +
+        "the lease holds a row's columns, not a connection. Then a transaction whose link failed rolled " +
+        "back its database work, but the provider's unlink had already been applied and stayed: " +
+        `${audit.violations.join("; ")}. A database transaction cannot roll back a third party.`
+    : "Expected transaction to hold the whole pool and queue the bystander, " +
+        "and the lease to hold none. Measured: transaction held up to " +
+        `${transaction.connectionsHeldAtMost} of the pool's ${transaction.poolSize} connections with up ` +
+        `to ${transaction.poolQueueAtMost} queued, and the bystander's slowest read took ` +
+        `${transaction.bystanderReadMs.max} ms; up to ${transaction.idleInTransactionAtMost} session(s) sat idle in ` +
+        `transaction. Under the lease, up to ${lease.idleInTransactionAtMost} did, the pool was queued ` +
+        `${Math.round(lease.shareOfTimeQueued * 100)}% of the time and the bystander's slowest read took ` +
+        `${lease.bystanderReadMs.max} ms. The rolled-back transaction's unlink was ` +
+        `${unlinkApplied ? "applied" : "not applied"} at the provider, and the audit is ` +
+        `${audit.consistent ? "consistent" : "inconsistent"}.`;
 }
 
 export const transactionHoldsConnections: Experiment = {
@@ -120,30 +162,7 @@ export const transactionHoldsConnections: Experiment = {
         },
       },
       asExpected,
-      explanation: asExpected
-        ? `${burstSize} switches at once, 250 ms per provider call, a pool of ${transaction.poolSize}. ` +
-          `Under transaction, up to ${transaction.connectionsHeldAtMost} connections were held (idle in ` +
-          "transaction, waiting on the provider or on the row lock) and up to " +
-          `${transaction.poolQueueAtMost} requests queued for the pool, ` +
-          `${Math.round(transaction.shareOfTimeQueued * 100)}% of the time; ` +
-          `a bystander's read took up to ${transaction.bystanderReadMs.max} ms (median ` +
-          `${transaction.bystanderReadMs.median} ms); up to ${transaction.idleInTransactionAtMost} session(s) ` +
-          "sat idle in transaction. Under lease, none did: the burst's acquires queued " +
-          `${Math.round(lease.shareOfTimeQueued * 100)}% of the time (each UPDATE takes milliseconds), ` +
-          `and the same read took at most ${lease.bystanderReadMs.max} ms: ` +
-          "the lease holds a row's columns, not a connection. Then a transaction whose link failed rolled " +
-          "back its database work, but the provider's unlink had already been applied and stayed: " +
-          `${audit.violations.join("; ")}. A database transaction cannot roll back a third party.`
-        : "Expected transaction to hold the whole pool and queue the bystander, " +
-          "and the lease to hold none. Measured: transaction held up to " +
-          `${transaction.connectionsHeldAtMost} of the pool's ${transaction.poolSize} connections with up ` +
-          `to ${transaction.poolQueueAtMost} queued, and the bystander's slowest read took ` +
-          `${transaction.bystanderReadMs.max} ms; up to ${transaction.idleInTransactionAtMost} session(s) sat idle in ` +
-          `transaction. Under the lease, up to ${lease.idleInTransactionAtMost} did, the pool was queued ` +
-          `${Math.round(lease.shareOfTimeQueued * 100)}% of the time and the bystander's slowest read took ` +
-          `${lease.bystanderReadMs.max} ms. The rolled-back transaction's unlink was ` +
-          `${unlinkApplied ? "applied" : "not applied"} at the provider, and the audit is ` +
-          `${audit.consistent ? "consistent" : "inconsistent"}.`,
+      explanation: explain(lease, transaction, audit, unlinkApplied, asExpected),
     };
   },
 };

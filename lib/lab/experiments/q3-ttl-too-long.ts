@@ -79,6 +79,52 @@ async function crashUnderLongTtl(lab: Lab) {
 const percentile = (sorted: number[], share: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!;
 
+interface TtlReading {
+  sample: Awaited<ReturnType<typeof sampleSwitchDurations>>;
+  /** The sampled switches' durations, sorted. */
+  sorted: number[];
+  sweep: { ttlMs: number; share: number }[];
+  switchP999Ms: number;
+  recommendedTtlMs: number;
+  crash: Awaited<ReturnType<typeof crashUnderLongTtl>>;
+}
+
+/** The run's story in words: the sweep, the recommended TTL, then the crash under the long one. */
+function explain(reading: TtlReading, asExpected: boolean): string {
+  const { sample, sorted, sweep, switchP999Ms, recommendedTtlMs, crash } = reading;
+  return asExpected
+    ? `${sampledSwitches} switches against a long-tail provider (each write: ` +
+        `median ${latency.medianMs} ms, p99 ${latency.p99Ms} ms) took ${percentile(sorted, 0.5)} ms at ` +
+        `the median and ${sorted.at(-1)} ms at most. Over the sweep, a TTL of ${sweep[0]!.ttlMs} ms ` +
+        `would have expired under ${Math.round(sweep[0]!.share * 100)}% of them (each a window for a ` +
+        `second switch to take the lease over), ${sweep.find((point) => point.share === 0)!.ttlMs} ms ` +
+        `under none of these ${sampledSwitches}; and the time a crash locks the user out grows with the ` +
+        "TTL, one for one. A sample this small cannot see the p99.9, the provider's distribution can: " +
+        `two writes each under their 99.95th percentile (${callP9995Ms} ms) ` +
+        `plus the read and the slowest database part (${sample.slowestDatabaseMs} ms) ` +
+        `give a switch's p99.9 of about ${switchP999Ms} ms; with a 20% margin the recommended TTL is ` +
+        `${recommendedTtlMs} ms (renewal covers the rarer tail). With a TTL of ${longTtlMs} ms instead, ` +
+        `a holder that crashed right after acquiring locked the user out for ${crash.lockedOutMs} ms (a ` +
+        `switch meanwhile got 409), though no switch needed more than ${sorted.at(-1)} ms; ` +
+        "then the next switch recovered the crashed one. Choose the TTL from the work's measured " +
+        `duration, not "long to be safe".`
+    : "Expected every sampled switch to succeed, expiries to fall as the TTL grows, " +
+        "and a crash under the long TTL to lock the user out for about the whole TTL. " +
+        `Measured: ${sample.statuses.filter((status) => status === 200).length} of ` +
+        `${sample.statuses.length} sampled switches answered 200, the slowest in ${sorted.at(-1)} ms; ` +
+        "over the sweep the share of switches a TTL would have expired under went " +
+        `${sweep.map((point) => `${Math.round(point.share * 100)}% at ${point.ttlMs} ms`).join(", ")}; ` +
+        `the recommended TTL is ${recommendedTtlMs} ms. The crashed switch answered ` +
+        `${crash.crashed.status}${crash.crashed.problemType ? ` ${crash.crashed.problemType}` : ""}, ` +
+        `a switch meanwhile ${crash.refusedMeanwhile.status}, the user was locked out ` +
+        `${crash.lockedOutMs} ms of the ${longTtlMs} ms TTL, and the next switch answered ` +
+        `${crash.next.status}${
+          crash.recoveredBy === crash.next.operationId
+            ? " and recovered the crashed one"
+            : ", without recovering the crashed one"
+        }.`;
+}
+
 export const ttlTooLong: Experiment = {
   id: "q3-ttl-too-long",
   title: "A TTL much longer than the switch",
@@ -135,37 +181,7 @@ export const ttlTooLong: Experiment = {
         crash,
       },
       asExpected,
-      explanation: asExpected
-        ? `${sampledSwitches} switches against a long-tail provider (each write: ` +
-          `median ${latency.medianMs} ms, p99 ${latency.p99Ms} ms) took ${percentile(sorted, 0.5)} ms at ` +
-          `the median and ${sorted.at(-1)} ms at most. Over the sweep, a TTL of ${sweep[0]!.ttlMs} ms ` +
-          `would have expired under ${Math.round(sweep[0]!.share * 100)}% of them (each a window for a ` +
-          `second switch to take the lease over), ${sweep.find((point) => point.share === 0)!.ttlMs} ms ` +
-          `under none of these ${sampledSwitches}; and the time a crash locks the user out grows with the ` +
-          "TTL, one for one. A sample this small cannot see the p99.9, the provider's distribution can: " +
-          `two writes each under their 99.95th percentile (${callP9995Ms} ms) ` +
-          `plus the read and the slowest database part (${sample.slowestDatabaseMs} ms) ` +
-          `give a switch's p99.9 of about ${switchP999Ms} ms; with a 20% margin the recommended TTL is ` +
-          `${recommendedTtlMs} ms (renewal covers the rarer tail). With a TTL of ${longTtlMs} ms instead, ` +
-          `a holder that crashed right after acquiring locked the user out for ${crash.lockedOutMs} ms (a ` +
-          `switch meanwhile got 409), though no switch needed more than ${sorted.at(-1)} ms; ` +
-          "then the next switch recovered the crashed one. Choose the TTL from the work's measured " +
-          `duration, not "long to be safe".`
-        : "Expected every sampled switch to succeed, expiries to fall as the TTL grows, " +
-          "and a crash under the long TTL to lock the user out for about the whole TTL. " +
-          `Measured: ${sample.statuses.filter((status) => status === 200).length} of ` +
-          `${sample.statuses.length} sampled switches answered 200, the slowest in ${sorted.at(-1)} ms; ` +
-          "over the sweep the share of switches a TTL would have expired under went " +
-          `${sweep.map((point) => `${Math.round(point.share * 100)}% at ${point.ttlMs} ms`).join(", ")}; ` +
-          `the recommended TTL is ${recommendedTtlMs} ms. The crashed switch answered ` +
-          `${crash.crashed.status}${crash.crashed.problemType ? ` ${crash.crashed.problemType}` : ""}, ` +
-          `a switch meanwhile ${crash.refusedMeanwhile.status}, the user was locked out ` +
-          `${crash.lockedOutMs} ms of the ${longTtlMs} ms TTL, and the next switch answered ` +
-          `${crash.next.status}${
-            crash.recoveredBy === crash.next.operationId
-              ? " and recovered the crashed one"
-              : ", without recovering the crashed one"
-          }.`,
+      explanation: explain({ sample, sorted, sweep, switchP999Ms, recommendedTtlMs, crash }, asExpected),
     };
   },
 };

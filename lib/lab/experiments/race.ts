@@ -7,7 +7,8 @@
  * lock until its own commit, so losers that held their transactions too would queue one behind another.
  * Straight to PostgreSQL: a pooler in front would queue the contenders for its own connections instead.
  */
-import { sql } from "kysely";
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../../../db/schema";
 import { createDb } from "../../../db/connection";
 import { config } from "../../core/config";
 import { OperationInProgress } from "../../core/problems";
@@ -31,6 +32,66 @@ interface WaitSample {
   mode: string;
 }
 
+/** The most sessions of the race seen waiting at once on ada's row, sampled every 10 ms while `running()`. */
+async function mostWaitingWhile(probe: Kysely<Database>, running: () => boolean): Promise<WaitSample[]> {
+  let mostWaiting: WaitSample[] = [];
+  while (running()) {
+    // Waiting on the row (its tuple, or the holder's transaction), in this lab's database: a commit
+    // also waits, briefly, for the cluster's NOTIFY queue lock when another database notifies at once.
+    const waiting = await sql<WaitSample>`
+      SELECT DISTINCT ON (a.pid) a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode
+        FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
+       WHERE a.application_name = ${applicationName} AND a.datname = current_database()
+         AND l.locktype IN ('transactionid', 'tuple')`.execute(probe);
+    if (waiting.rows.length > mostWaiting.length) mostWaiting = waiting.rows;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return mostWaiting;
+}
+
+/**
+ * Contender `index`: a request of the run, drawn as a lane of its own: its acquire phase, won or refused, and
+ * the winner's lease. A loser is answered as the route answers it: 409.
+ */
+async function contend(
+  lab: Lab,
+  racePool: Kysely<Database>,
+  index: number,
+  contenders: number,
+  started: number,
+  holdMs: number,
+) {
+  const timing = { acquired: false, answeredMs: 0, committedMs: 0 };
+  await lab.acquire(`contender ${index + 1} of ${contenders}`, async (operationId) => {
+    const lane = await startRecording({ userId: ada.userId, toIdentityId: null, strategy: "lease", operationId });
+    let refusal: Promise<void> | null = null;
+    let heldUntil: Date | null = null;
+    await racePool.transaction().execute(async (trx) => {
+      lane.acquiring();
+      const acquisition = await identityActionLease.acquire(trx, ada.userId, { ttlMs: 5_000 });
+      timing.answeredMs = Math.round(performance.now() - started);
+      timing.acquired = acquisition.acquired;
+      if (acquisition.acquired) {
+        void lane.leaseEvent({ kind: "acquired", lease: acquisition.lease });
+        await sql`SELECT pg_sleep(${holdMs / 1000})`.execute(trx);
+        return;
+      }
+      // Ada exists (the run reset the seed): 0 rows means held. The phase ends now; the refusal's
+      // words are written after the commit, not inside the transaction.
+      heldUntil = acquisition.reason === "held" ? acquisition.heldUntil : null;
+      refusal = lane.leaseEvent({ kind: "refused", heldUntil });
+    });
+    timing.committedMs = Math.round(performance.now() - started);
+    await refusal;
+    if (timing.acquired) return void (await lane.answer(200, null));
+    const refused = new OperationInProgress(heldUntil, 0);
+    const answer = answerOf(refused);
+    await lane.answer(answer.status, answer.problemType);
+    throw refused;
+  });
+  return timing;
+}
+
 export async function raceToAcquire(lab: Lab, requested: number, holdMs: number) {
   const { db: probe, pool: probePool } = createDb(config.directDatabaseUrl, 2);
   // A shared server: leave connections for everyone else.
@@ -48,59 +109,14 @@ export async function raceToAcquire(lab: Lab, requested: number, holdMs: number)
     clients.forEach((client) => client.release());
 
     let sampling = true;
-    let mostWaiting: WaitSample[] = [];
-    const sampler = (async () => {
-      while (sampling) {
-        // Waiting on the row (its tuple, or the holder's transaction), in this lab's database: a commit
-        // also waits, briefly, for the cluster's NOTIFY queue lock when another database notifies at once.
-        const waiting = await sql<WaitSample>`
-          SELECT DISTINCT ON (a.pid) a.pid, a.state, a.wait_event_type, a.wait_event, l.locktype, l.mode
-            FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
-           WHERE a.application_name = ${applicationName} AND a.datname = current_database()
-             AND l.locktype IN ('transactionid', 'tuple')`.execute(probe);
-        if (waiting.rows.length > mostWaiting.length) mostWaiting = waiting.rows;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    })();
+    const sampler = mostWaitingWhile(probe, () => sampling);
 
-    // Each contender is a request of the run, drawn as a lane of its own: its acquire phase, won or
-    // refused, and the winner's lease. A loser is answered as the route answers it: 409.
     const started = performance.now();
     const results = await Promise.all(
-      Array.from({ length: contenders }, async (_, index) => {
-        const timing = { acquired: false, answeredMs: 0, committedMs: 0 };
-        await lab.acquire(`contender ${index + 1} of ${contenders}`, async (operationId) => {
-          const lane = await startRecording({ userId: ada.userId, toIdentityId: null, strategy: "lease", operationId });
-          let refusal: Promise<void> | null = null;
-          let heldUntil: Date | null = null;
-          await racePool.db.transaction().execute(async (trx) => {
-            lane.acquiring();
-            const acquisition = await identityActionLease.acquire(trx, ada.userId, { ttlMs: 5_000 });
-            timing.answeredMs = Math.round(performance.now() - started);
-            timing.acquired = acquisition.acquired;
-            if (acquisition.acquired) {
-              void lane.leaseEvent({ kind: "acquired", lease: acquisition.lease });
-              await sql`SELECT pg_sleep(${holdMs / 1000})`.execute(trx);
-              return;
-            }
-            // Ada exists (the run reset the seed): 0 rows means held. The phase ends now; the refusal's
-            // words are written after the commit, not inside the transaction.
-            heldUntil = acquisition.reason === "held" ? acquisition.heldUntil : null;
-            refusal = lane.leaseEvent({ kind: "refused", heldUntil });
-          });
-          timing.committedMs = Math.round(performance.now() - started);
-          await refusal;
-          if (timing.acquired) return void (await lane.answer(200, null));
-          const refused = new OperationInProgress(heldUntil, 0);
-          const answer = answerOf(refused);
-          await lane.answer(answer.status, answer.problemType);
-          throw refused;
-        });
-        return timing;
-      }),
+      Array.from({ length: contenders }, (_, index) => contend(lab, racePool.db, index, contenders, started, holdMs)),
     );
     sampling = false;
-    await sampler;
+    const mostWaiting = await sampler;
     const after = await identityActionLease.inspect(lab.db, ada.userId);
     const losers = results
       .filter((result) => !result.acquired)

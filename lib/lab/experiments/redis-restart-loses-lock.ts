@@ -5,6 +5,53 @@ import type { Experiment } from "./types";
 
 const callMs = 1_000;
 
+interface RedisReading {
+  first: { status: number };
+  second: { status: number };
+  /** How long redis-server was away; null: it did not answer again. */
+  awayMs: number | null;
+  heldBefore: boolean;
+  heldAfterRestart: boolean | null;
+  secondCalledProviderWhileFirstDid: boolean;
+  audit: { consistent: boolean; violations: string[] };
+}
+
+/** The run's story in words: the restart, the second holder, the first one's release. */
+function explain(reading: RedisReading, asExpected: boolean): string {
+  const { first, second, awayMs, heldBefore, heldAfterRestart, secondCalledProviderWhileFirstDid, audit } = reading;
+  return asExpected
+    ? "The first switch held ada's key in Redis when redis-server was shut down without saving, " +
+        `during its ${callMs} ms unlink call (its lane showed the call running); its supervisor had it ` +
+        `answering again ` +
+        `${awayMs} ms later, with no keys. The second switch found no key, ` +
+        `took the lock and called the provider while the first still did (it answered ${second.status}); ` +
+        `the first answered ${first.status}, and its token-checked release deleted nothing (the key, ` +
+        "if any, was not its own). The audit is " +
+        `${
+          audit.consistent
+            ? "consistent this time: the two switches' calls happened not to corrupt the accounts"
+            : `inconsistent: ${audit.violations.join("; ")}`
+        }. ` +
+        "A Redis lock lives in Redis's memory: a restart without persistence, " +
+        "or a failover to a replica the key had not reached, hands it to a second holder, " +
+        "and nothing tells the first. The lease lives in the row it protects, " +
+        "in the database of record, and is as durable as that row."
+    : awayMs === null
+      ? `redis-server did not answer again within ${callMs} ms of its SHUTDOWN NOSAVE: ` +
+        "this experiment needs the one the lab starts (npm run dev -- --redis), " +
+        `which is started again when it exits. Measured: key held before ${heldBefore}, ` +
+        `second switch ${second.status}.`
+      : "Expected a restart without persistence to forget the held key and let a second switch in while " +
+        `the first still called the provider. Measured: the key was ${heldBefore ? "held" : "not held"} ` +
+        `before the restart and ${heldAfterRestart ? "still held" : "gone"} after it; ` +
+        `Redis was away ${awayMs} ms; the second switch answered ${second.status} and ` +
+        `${
+          secondCalledProviderWhileFirstDid
+            ? "called the provider while the first did"
+            : "did not call the provider while the first did"
+        }.`;
+}
+
 export const redisRestartLosesLock: Experiment = {
   id: "redis-restart-loses-lock",
   title: "Redis restarts while its lock is held",
@@ -69,37 +116,10 @@ export const redisRestartLosesLock: Experiment = {
         violations: audit.violations,
       },
       asExpected,
-      explanation: asExpected
-        ? "The first switch held ada's key in Redis when redis-server was shut down without saving, " +
-          `during its ${callMs} ms unlink call (its lane showed the call running); its supervisor had it ` +
-          `answering again ` +
-          `${awayMs} ms later, with no keys. The second switch found no key, ` +
-          `took the lock and called the provider while the first still did (it answered ${second.status}); ` +
-          `the first answered ${first.status}, and its token-checked release deleted nothing (the key, ` +
-          "if any, was not its own). The audit is " +
-          `${
-            audit.consistent
-              ? "consistent this time: the two switches' calls happened not to corrupt the accounts"
-              : `inconsistent: ${audit.violations.join("; ")}`
-          }. ` +
-          "A Redis lock lives in Redis's memory: a restart without persistence, " +
-          "or a failover to a replica the key had not reached, hands it to a second holder, " +
-          "and nothing tells the first. The lease lives in the row it protects, " +
-          "in the database of record, and is as durable as that row."
-        : awayMs === null
-          ? `redis-server did not answer again within ${callMs} ms of its SHUTDOWN NOSAVE: ` +
-            "this experiment needs the one the lab starts (npm run dev -- --redis), " +
-            `which is started again when it exits. Measured: key held before ${heldBefore}, ` +
-            `second switch ${second.status}.`
-          : "Expected a restart without persistence to forget the held key and let a second switch in while " +
-            `the first still called the provider. Measured: the key was ${heldBefore ? "held" : "not held"} ` +
-            `before the restart and ${heldAfterRestart ? "still held" : "gone"} after it; ` +
-            `Redis was away ${awayMs} ms; the second switch answered ${second.status} and ` +
-            `${
-              secondCalledProviderWhileFirstDid
-                ? "called the provider while the first did"
-                : "did not call the provider while the first did"
-            }.`,
+      explanation: explain(
+        { first, second, awayMs, heldBefore, heldAfterRestart, secondCalledProviderWhileFirstDid, audit },
+        asExpected,
+      ),
     };
   },
 };
