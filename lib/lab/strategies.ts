@@ -10,7 +10,7 @@ import { config } from "../core/config";
 import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
 import { Deadline, withLease } from "@lease-lock-lab/lease";
-import { unjournaled, type Guard, type GuardedSection } from "../switch/guard";
+import { requireNow, unjournaled, type Guard, type GuardedSection, type GuardRequest } from "../switch/guard";
 import { identityActionLease } from "../switch/lease-guard";
 import { switchJournal } from "../switch/journal";
 import { leaseGuard } from "../switch/lease-guard";
@@ -82,16 +82,21 @@ export function labLeaseGuard(
 
 /**
  * Runs `body` in a transaction, the waits for its pooled connection and for `lock` recorded as `waiting`:
- * what `transaction` and `advisory` look like on the timeline.
+ * what `transaction` and `advisory` look like on the timeline. The switch's requirements (its session, the
+ * identity) are checked first on the connection it holds, so that a switch takes one connection once: a
+ * check on a connection of its own would hand it back to the pool's queue between the two, and let
+ * another request in ahead of the transaction.
  */
 async function inLockingTransaction<T>(
-  db: Kysely<Database>,
-  recorder: PhaseRecorder | undefined,
+  { db, requires }: Pick<GuardRequest, "db" | "requires">,
+  recorder: OperationRecorder | undefined,
   lock: { what: string; take: (trx: Kysely<Database>) => Promise<void> },
   body: (trx: Kysely<Database>) => Promise<T>,
 ): Promise<T> {
   const connecting = recorder?.start("waiting", "for a pooled connection");
   return db.transaction().execute(async (trx) => {
+    if (requires) await requireNow(trx, requires);
+    recorder?.admit();
     connecting?.("connected");
     const locking = recorder?.start("waiting", `for ${lock.what}`);
     await lock.take(trx);
@@ -135,10 +140,11 @@ export const noGuard = (timeoutMs: number): Guard => ({
  * The `@Transactional` answer: a row lock held by an open transaction around the slow calls. Correct,
  * but every request (the waiting ones too) holds a pooled connection for the whole time.
  */
-const transactionGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard => ({
-  run: ({ db, userId }, body) =>
+const transactionGuard = (timeoutMs: number, recorder?: OperationRecorder): Guard => ({
+  checksRequirements: true,
+  run: ({ db, userId, requires }, body) =>
     inLockingTransaction(
-      db,
+      { db, requires },
       recorder,
       {
         what: "the row lock (SELECT … FOR UPDATE)",
@@ -157,10 +163,11 @@ const transactionGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard =>
 });
 
 /** A transaction-scoped advisory lock on the user: the same connection cost as `transaction`. */
-const advisoryGuard = (timeoutMs: number, recorder?: PhaseRecorder): Guard => ({
-  run: ({ db, userId }, body) =>
+const advisoryGuard = (timeoutMs: number, recorder?: OperationRecorder): Guard => ({
+  checksRequirements: true,
+  run: ({ db, userId, requires }, body) =>
     inLockingTransaction(
-      db,
+      { db, requires },
       recorder,
       {
         what: "the advisory lock (pg_advisory_xact_lock)",

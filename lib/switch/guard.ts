@@ -80,8 +80,9 @@ export interface GuardedSection {
 export interface Guard {
   run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>): Promise<T>;
   /**
-   * True when `run` checks `request.requires` in the statement that takes hold (no round trip of its own);
-   * otherwise the switch checks it before `run`. A guard that wraps another passes this on.
+   * True when `run` checks `request.requires` itself as it takes hold (a lease in its acquiring statement, a
+   * transaction on the connection it holds); otherwise the switch checks it before `run`. A guard that wraps
+   * another passes this on.
    */
   checksRequirements?: boolean;
 }
