@@ -1,12 +1,11 @@
 /**
- * The app's OpenTelemetry export, end to end: the built app (the product's switch, lab off) sends OTLP/HTTP JSON to
- * a tiny receiver in this test, and one switch is one trace: the route's span, the lease's acquire, checkpoints and
- * release, and the two provider calls, with the attributes lib/lease/README.md documents. Without
- * OTEL_EXPORTER_OTLP_ENDPOINT the app loads no SDK: it exports nothing even where the signal-specific endpoints
- * point at the receiver (they would be used by any SDK that was loaded).
+ * The app's OpenTelemetry export, end to end: the built app (the product's switch, lab off) sends OTLP/HTTP to a
+ * tiny receiver in this test (traces in JSON, metrics in protobuf), and one switch is one trace: the route's span,
+ * the lease's acquire, checkpoints and release, and the two provider calls, with the attributes lib/lease/README.md
+ * and docs/production.md document. Without OTEL_EXPORTER_OTLP_ENDPOINT the app loads no SDK: it exports nothing even
+ * where the signal-specific endpoints point at the receiver (they would be used by any SDK that was loaded).
  */
-import { once } from "node:events";
-import { EventEmitter } from "node:events";
+import { EventEmitter, once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -31,9 +30,9 @@ interface OtlpSpan {
 interface Export {
   path: string;
   contentType: string;
+  raw: Buffer;
   body: {
     resourceSpans?: { resource: { attributes: OtlpAttribute[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
-    resourceMetrics?: { scopeMetrics: { metrics: { name: string; unit?: string }[] }[] }[];
   };
 }
 
@@ -54,17 +53,15 @@ async function otlpReceiver() {
   const received: Export[] = [];
   const arrivals = new EventEmitter();
   const server = http.createServer((request, response) => {
-    let text = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => (text += chunk));
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const contentType = request.headers["content-type"] ?? "";
-      received.push({
-        path: request.url ?? "",
-        contentType,
-        body: contentType.includes("json") ? JSON.parse(text) : {},
-      });
-      response.writeHead(200, { "Content-Type": "application/json" }).end("{}");
+      const raw = Buffer.concat(chunks);
+      const json = contentType.startsWith("application/json");
+      received.push({ path: request.url ?? "", contentType, raw, body: json ? JSON.parse(raw.toString("utf8")) : {} });
+      // An empty response of the request's own encoding: `{}`, or the empty protobuf message (no bytes).
+      response.writeHead(200, { "Content-Type": contentType }).end(json ? "{}" : undefined);
       arrivals.emit("export");
     });
   });
@@ -105,11 +102,6 @@ const spansOf = (received: Export[]) =>
       ),
     );
 
-const metricNamesOf = (received: Export[]) =>
-  received.flatMap(({ body }) =>
-    (body.resourceMetrics ?? []).flatMap(({ scopeMetrics }) => scopeMetrics.flatMap(({ metrics }) => metrics)),
-  );
-
 const routeSpanName = "POST /api/users/[userId]/primary";
 /** What a switch's trace holds of ours once it has ended: the lease's release is its last span. */
 const switchSpans = ["lease.acquire", "lease.checkpoint", "provider.unlink", "provider.link", "lease.release"];
@@ -122,12 +114,18 @@ const { db } = createDb(databaseUrl, 1);
 
 beforeAll(async () => {
   receiver = await otlpReceiver();
-  // Short delays, so that what an SDK would send arrives within the test; http/json, to be read here.
+  // Short delays, so that what an SDK would send arrives within the test.
   const quick = { LAB_ENABLED: "false", OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_METRIC_EXPORT_INTERVAL: "200" };
   exporting = await startApp({
     databaseUrl,
     port: Number(process.env.NO_LAB_APP_PORT ?? 3215),
-    env: { ...quick, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    env: {
+      ...quick,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      // Traces in JSON, read here; metrics in the default encoding, protobuf.
+      OTEL_EXPORTER_OTLP_PROTOCOL: "",
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+    },
   });
   silent = await startApp({
     databaseUrl,
@@ -222,13 +220,16 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
         "provider.identity_id": expect.stringMatching(/\|/),
       });
 
-    // The lease's metrics go out too, with their units.
-    const acquisitions = await receiver.until(
-      () => metricNamesOf(receiver.received).find((metric) => metric.name === "lease.acquisitions"),
+    // The lease's metrics go out too, in protobuf (its strings are its bytes): the name and the unit.
+    const metricsExport = await receiver.until(
+      () => receiver.received.find(({ path, raw }) => path === "/v1/metrics" && raw.includes("lease.acquisitions")),
       "lease.acquisitions metric",
     );
-    expect(acquisitions.unit).toBe("{acquisition}");
-    expect(receiver.received.every(({ contentType }) => contentType.startsWith("application/json"))).toBe(true);
+    expect(metricsExport.contentType).toBe("application/x-protobuf");
+    expect(metricsExport.raw.includes("{acquisition}")).toBe(true);
+    expect(
+      new Set(receiver.received.filter(({ path }) => path === "/v1/traces").map((each) => each.contentType)),
+    ).toEqual(new Set(["application/json"]));
 
     // The app without OTEL_EXPORTER_OTLP_ENDPOINT switched first, and sent nothing.
     expect(receiver.received.map(({ path }) => path).filter((path) => path.startsWith("/silent"))).toEqual([]);
