@@ -20,24 +20,30 @@ type Protocol = (typeof protocols)[number];
 
 /**
  * A signal's protocol: its own variable, else the general one, else the specification's default, http/protobuf.
- * gRPC is refused rather than silently sent another way: this app carries only the HTTP exporters.
+ * Null for one this app does not carry (gRPC: only the HTTP exporters are installed), said at start: the app then
+ * exports nothing rather than sending another way, and serves as it would without an endpoint.
  */
-function protocolOf(signal: "TRACES" | "METRICS"): Protocol {
+function protocolOf(signal: "TRACES" | "METRICS"): Protocol | null {
   const name = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
   const value = getStringFromEnv(name) ?? getStringFromEnv("OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf";
   if ((protocols as readonly string[]).includes(value)) return value as Protocol;
-  throw new Error(`${name} or OTEL_EXPORTER_OTLP_PROTOCOL is "${value}": this app exports ${protocols.join(" or ")}`);
+  console.error(
+    `[app] ${name} or OTEL_EXPORTER_OTLP_PROTOCOL is "${value}": this app exports ${protocols.join(" or ")}. ` +
+      "Nothing is exported.",
+  );
+  return null;
 }
 
 /** Registers the tracer and meter providers (with the async context that makes one request's spans one trace). */
 export function registerOpenTelemetry(): void {
+  const [tracesProtocol, metricsProtocol] = [protocolOf("TRACES"), protocolOf("METRICS")];
+  if (!tracesProtocol || !metricsProtocol) return;
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, say more than the default name.
   const resource = resourceFromAttributes({ "service.name": "lease-lock-lab" }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  const traceExporter = protocolOf("TRACES") === "http/json" ? new JsonTraceExporter() : new ProtobufTraceExporter();
-  const metricExporter =
-    protocolOf("METRICS") === "http/json" ? new JsonMetricExporter() : new ProtobufMetricExporter();
+  const traceExporter = tracesProtocol === "http/json" ? new JsonTraceExporter() : new ProtobufTraceExporter();
+  const metricExporter = metricsProtocol === "http/json" ? new JsonMetricExporter() : new ProtobufMetricExporter();
   // The batch processor reads OTEL_BSP_* itself; the metric reader reads nothing, so its two variables are read here.
   const tracerProvider = new BasicTracerProvider({
     resource,
