@@ -2,11 +2,14 @@ export async function register(): Promise<void> {
   // The pg pool is Node-only; the edge runtime never calls the provider. (The simulated provider is a process
   // of its own: scripts/launch.ts and the tests start it.)
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  // First: it refuses methods the API does not take, which Next.js would answer without Allow or with a
+  const { config } = await import("./lib/core/config");
+  // Before anything that takes a tracer or a meter (the switch's composition root): a meter taken earlier stays a
+  // no-op. Without an endpoint the SDK is not even loaded.
+  if (config.exportsTelemetry) (await import("./lib/web/opentelemetry")).registerOpenTelemetry();
+  // Then: it refuses methods the API does not take, which Next.js would answer without Allow or with a
   // 500, and bodies that say they are too large, before Next.js reads anything.
   const { installRequestGuard } = await import("./lib/web/request-guard");
   installRequestGuard();
-  const { config } = await import("./lib/core/config");
   if (!config.databaseUrl) return;
   if (!config.hearsNotifications)
     console.warn(

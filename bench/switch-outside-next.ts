@@ -11,8 +11,8 @@ import { z } from "zod";
 import { appDb } from "../lib/core/db";
 import { problemFor } from "../lib/core/problems";
 import { identityIdSchema, userIdSchema } from "../lib/switch/ids";
-import { productSwitchLayer } from "../lib/switch/service";
 import { appIdentityProvider } from "../lib/web/app-provider";
+import { productSwitch } from "../lib/web/switch";
 
 const bodySchema = z.strictObject({ identityId: identityIdSchema });
 const route = /^\/api\/users\/([^/]+)\/primary$/;
@@ -30,7 +30,7 @@ const server = http.createServer((request, response) => {
       try {
         const userId = userIdSchema.parse(decodeURIComponent(match[1]!));
         const { identityId } = bodySchema.parse(JSON.parse(text));
-        answer(200, await productSwitchLayer.promote(appDb(), appIdentityProvider, { userId, identityId }));
+        answer(200, await productSwitch.promote(appDb(), appIdentityProvider, { userId, identityId }));
       } catch (error) {
         const problem = problemFor(error);
         answer(problem?.status ?? 400, problem?.toJSON() ?? { title: String(error) });

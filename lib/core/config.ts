@@ -55,6 +55,11 @@ export const config = {
   providerDatabaseUrl: process.env.PROVIDER_DATABASE_URL ?? "",
   /** The launcher's hand on a replicated database (`--replica`, `--ha`), for the failover experiments; empty: none. */
   databaseOperatorUrl: process.env.LAB_DATABASE_OPERATOR_URL ?? "",
+  /**
+   * Whether the app exports traces and metrics over OTLP (lib/web/opentelemetry.ts): only with an endpoint. The
+   * exporters read it, and the other `OTEL_*` variables, themselves.
+   */
+  exportsTelemetry: Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT),
   /** The redis-server of the `redis` strategy (`--redis`); empty: none. */
   redisUrl: process.env.REDIS_URL ?? "",
 };

@@ -7,7 +7,8 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
 import { config } from "../core/config";
-import { leaseGuard } from "./lease-guard";
+import type { RunUnderLease } from "@lease-lock-lab/lease";
+import { leaseGuard, productLeaseParts } from "./lease-guard";
 import { startReconciler, type ReconcilePolicy } from "./reconciler";
 import { renameUser, userName, type RenameRequest } from "./rename";
 import { promoteRequest, settleLeftovers, type PromoteRequest, type PromoteResult } from "./switch-primary";
@@ -29,22 +30,30 @@ export interface SwitchLayer {
   start(db: Kysely<Database>, provider: IdentityProviderClient): void;
 }
 
-const productGuard = () =>
-  leaseGuard({
-    ttlMs: config.switch.leaseTtlMs,
-    applyLimitMs: config.switch.providerApplyLimitMs,
-    providerFences: config.switch.providerEnforcesFencing,
-  });
-
-/** The product's switch: the lease, as configured. */
-export const productSwitchLayer: SwitchLayer = {
-  promote: (db, provider, request, idempotencyKey) =>
-    promoteRequest(db, provider, productGuard(), request, { idempotencyKey, leaseTtlMs: config.switch.leaseTtlMs }),
-  rename: (db, provider, request) => renameUser(db, provider, request, config.switch.leaseTtlMs, userName),
-  reconcilePolicy: async (db, provider) => ({
-    reconcileAfterMs: config.switch.reconcileAfterMs,
-    providerFences: config.switch.providerEnforcesFencing,
-    settle: (userId) => settleLeftovers(db, provider, productGuard(), userId),
-  }),
-  start: (db, provider) => startReconciler(db, () => productSwitchLayer.reconcilePolicy(db, provider)),
-};
+/**
+ * The product's switch: the lease, as configured, its work run by `runUnderLease` (`withLease`, or a layer of its
+ * shape around it: the composition root observes it in OpenTelemetry).
+ */
+export function productSwitchLayer(runUnderLease: RunUnderLease): SwitchLayer {
+  const guard = () =>
+    leaseGuard(
+      {
+        ttlMs: config.switch.leaseTtlMs,
+        applyLimitMs: config.switch.providerApplyLimitMs,
+        providerFences: config.switch.providerEnforcesFencing,
+      },
+      { ...productLeaseParts, runUnderLease },
+    );
+  const layer: SwitchLayer = {
+    promote: (db, provider, request, idempotencyKey) =>
+      promoteRequest(db, provider, guard(), request, { idempotencyKey, leaseTtlMs: config.switch.leaseTtlMs }),
+    rename: (db, provider, request) => renameUser(db, provider, request, config.switch.leaseTtlMs, userName),
+    reconcilePolicy: async (db, provider) => ({
+      reconcileAfterMs: config.switch.reconcileAfterMs,
+      providerFences: config.switch.providerEnforcesFencing,
+      settle: (userId) => settleLeftovers(db, provider, guard(), userId),
+    }),
+    start: (db, provider) => startReconciler(db, () => layer.reconcilePolicy(db, provider)),
+  };
+  return layer;
+}

@@ -5,14 +5,23 @@
  * its caller's `instanceof` checks know.
  */
 import type { Kysely } from "kysely";
+import { withLease } from "@lease-lock-lab/lease";
+import { observedLease } from "@lease-lock-lab/lease/telemetry";
 import type { Database } from "../../db/schema";
 import { config } from "../core/config";
 import type { IdentityProviderClient } from "../provider/client";
 import { reconcileRound } from "../switch/reconciler";
 import { productSwitchLayer, type SwitchLayer } from "../switch/service";
 
+/**
+ * The product's switch as the app runs it: its lease in OpenTelemetry (spans and metrics; no-ops without an SDK).
+ * Made when this module loads, which instrumentation.ts's `register` lets happen only after it set the SDK up (a
+ * meter taken before a provider is registered stays a no-op).
+ */
+export const productSwitch = productSwitchLayer(observedLease(withLease));
+
 const switchLayer = async (): Promise<SwitchLayer> =>
-  config.labEnabled ? (await import("../lab/switch-layer")).labSwitchLayer : productSwitchLayer;
+  config.labEnabled ? (await import("../lab/switch-layer")).labSwitchLayer : productSwitch;
 
 export const promote: SwitchLayer["promote"] = async (db, provider, request, idempotencyKey) =>
   (await switchLayer()).promote(db, provider, request, idempotencyKey);
