@@ -86,10 +86,10 @@ async function otlpReceiver() {
   };
 }
 
-/** The spans the exporting app sent (to the general endpoint's `/v1/traces`). */
-const spansOf = (received: Export[]) =>
+/** The spans an exporting app sent (to its endpoint's `/v1/traces`, under `prefix`). */
+const spansOf = (received: Export[], prefix = "") =>
   received
-    .filter(({ path }) => path === "/v1/traces")
+    .filter(({ path }) => path === `${prefix}/v1/traces`)
     .flatMap(({ body }) =>
       (body.resourceSpans ?? []).flatMap(({ resource, scopeSpans }) =>
         scopeSpans.flatMap(({ spans }) =>
@@ -109,6 +109,7 @@ const switchSpans = ["lease.acquire", "lease.checkpoint", "provider.unlink", "pr
 let receiver: Awaited<ReturnType<typeof otlpReceiver>>;
 let exporting: RunningApp;
 let silent: RunningApp;
+let labOn: RunningApp;
 const databaseUrl = inject("databaseUrl");
 const { db } = createDb(databaseUrl, 1);
 
@@ -127,6 +128,17 @@ beforeAll(async () => {
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
     },
   });
+  // The lab's own lease guard (under `lease`, the default strategy) runs through the same observed lease.
+  labOn = await startApp({
+    databaseUrl,
+    port: Number(process.env.CRASH_APP_PORT ?? 3217),
+    env: {
+      ...quick,
+      LAB_ENABLED: "true",
+      OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/lab`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    },
+  });
   silent = await startApp({
     databaseUrl,
     port: Number(process.env.PEER_APP_PORT ?? 3216),
@@ -141,7 +153,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([exporting?.stop(), silent?.stop()]);
+  await Promise.all([exporting?.stop(), silent?.stop(), labOn?.stop()]);
   await receiver?.close();
   await db.destroy();
 });
@@ -233,5 +245,17 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
 
     // The app without OTEL_EXPORTER_OTLP_ENDPOINT switched first, and sent nothing.
     expect(receiver.received.map(({ path }) => path).filter((path) => path.startsWith("/silent"))).toEqual([]);
+  });
+
+  it("with the lab on, a switch under its lease strategy gives the same lease spans, in one trace", async () => {
+    const ada = await appClient(labOn.baseUrl).signedIn("ada");
+    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
+    const names = await receiver.until(() => {
+      const spans = spansOf(receiver.received, "/lab");
+      const route = spans.find((span) => span.name === routeSpanName && span.attrs["http.status_code"] === 200);
+      const inTrace = spans.filter((span) => span.traceId === route?.traceId).map((span) => span.name);
+      return switchSpans.every((name) => inTrace.includes(name)) ? inTrace : undefined;
+    }, "lab-on switch trace");
+    expect(names.filter((name) => name === "lease.checkpoint")).toHaveLength(3);
   });
 });

@@ -10,6 +10,7 @@ import { config } from "../core/config";
 import { processSingleton } from "../core/process-singleton";
 import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems";
 import { Deadline, withLease } from "@lease-lock-lab/lease";
+import { observedLease } from "@lease-lock-lab/lease/telemetry";
 import { requireNow, unjournaled, type Guard, type GuardedSection, type GuardRequest } from "../switch/guard";
 import { identityActionLease } from "../switch/lease-guard";
 import { switchJournal } from "../switch/journal";
@@ -51,6 +52,11 @@ export function guardFor(
   return guards[settings.strategy]();
 }
 
+// The lease in OpenTelemetry, as the product's (lib/web/switch.ts): made once, when the lab is loaded, after
+// instrumentation.ts set up any SDK.
+const observedWithLease = observedLease(withLease);
+const observedTextbookLease = observedLease(textbookLease);
+
 /**
  * The product's lease guard as the settings configure it: with the safeguards, on `withLease`; without them,
  * on the textbook lease. The lab's lease faults wrap its lock, its wrong saves wrap its journal, and the
@@ -61,7 +67,7 @@ export function labLeaseGuard(
   { recorder, process = new PlayedProcess() }: { recorder?: OperationRecorder; process?: PlayedProcess } = {},
 ): Guard {
   const { releaseFailures, slowRenewalMs, unfencedSave, stall } = settings.faults;
-  const runUnderLease = settings.leaseSafeguards ? withLease : textbookLease;
+  const runUnderLease = settings.leaseSafeguards ? observedWithLease : observedTextbookLease;
   const leased = settings.leaseSafeguards ? switchJournal : textbookJournal;
   const wronglySaved = unfencedSave ? unfencedSaves(leased) : leased;
   // Faults that act between the save and the release need the release sent on its own.
