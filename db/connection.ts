@@ -28,26 +28,69 @@ export const databaseTimeouts = {
   idleInTransactionMs: 180_000,
 };
 
+/**
+ * A commit the primary made whose wait for the synchronous standby was cancelled (a cancel request, an
+ * operator's pg_cancel_backend): PostgreSQL answers the statement as a success, with only a WARNING that "the
+ * transaction has already committed locally, but might not have been replicated to the standby". It is on
+ * the primary and may be gone after a failover, so neither "done" nor "not done" is true: it is answered as
+ * query_canceled, a 503 `database-unavailable` that claims neither. (statement_timeout never cancels that
+ * wait: PostgreSQL stops the statement's timer before the commit. Measured: failover-sync-keeps-lease.)
+ */
+export class CommitNotReplicated extends Error {
+  readonly code = "57014";
+
+  constructor(readonly warning: string) {
+    super(`the commit's wait for the synchronous standby was cancelled: ${warning}`);
+    this.name = "CommitNotReplicated";
+  }
+}
+
+// PostgreSQL's words (SyncRepWaitForLSN) in the C locale the nodes run with; SQLSTATE 01000, a plain warning.
+const cancelledSyncWait = (notice: { code?: string; message?: string }) =>
+  notice.code === "01000" && /wait for synchronous replication/.test(notice.message ?? "");
+
 // pg-pool uses its `connectionTimeoutMillis` both for the wait for a free connection and for connecting;
 // the client's own, shorter, timeout bounds the connecting.
 class TimedClient extends pg.Client {
   /** It was refused a write as read-only (25006): it reaches a node that is a standby now. */
   reachesStandby = false;
+  /** The warning of a cancelled wait for the standby, sent during the query running now (one at a time). */
+  private unreplicated: string | null = null;
 
   constructor(config?: pg.ClientConfig) {
     super({ ...config, connectionTimeoutMillis: databaseTimeouts.connectMs });
     // A checked-out client (pg-pool listens only on idle ones) losing its server mid-transaction must not
     // crash the process: its queries fail with the error, and the pool drops it when it is released.
     this.on("error", () => undefined);
+    this.on("notice", (notice) => {
+      if (cancelledSyncWait(notice)) this.unreplicated = `${notice.message}: ${notice.detail ?? ""}`.trim();
+    });
     const query = this.query.bind(this) as (...args: unknown[]) => unknown;
     this.query = ((...args: unknown[]) => {
       const result = query(...args);
-      if (result instanceof Promise)
-        result.catch((error: unknown) => {
-          if ((error as { code?: unknown }).code === "25006") this.reachesStandby = true;
-        });
-      return result;
+      if (!(result instanceof Promise)) return result;
+      result.catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === "25006") this.reachesStandby = true;
+      });
+      // The notice comes before the statement's completion: by now it is this query's.
+      return result.then(
+        (value: unknown) => {
+          const warning = this.takeWarning();
+          if (warning) throw new CommitNotReplicated(warning);
+          return value;
+        },
+        (error: unknown) => {
+          this.takeWarning();
+          throw error;
+        },
+      );
     }) as typeof this.query;
+  }
+
+  private takeWarning(): string | null {
+    const warning = this.unreplicated;
+    this.unreplicated = null;
+    return warning;
   }
 }
 

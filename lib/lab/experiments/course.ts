@@ -44,6 +44,7 @@ export const furtherPath = [
   "pooler-strands-session-lock",
   "redis-restart-loses-lock",
   "failover-async-loses-lease",
+  "failover-sync-keeps-lease",
 ] as const;
 
 const choices = (...texts: string[]) => texts.map((text, index) => ({ id: "abcd"[index]!, text }));
@@ -296,6 +297,24 @@ export const lessons: Record<string, Lesson> = {
     takeaway:
       "Across a failover the fence must be (generation, counter), compared in that order, or replication must be " +
       "synchronous: a counter alone repeats on a promoted standby.",
+  },
+  "failover-sync-keeps-lease": {
+    minutes: 5,
+    goal: "Synchronous replication keeps every acknowledged lease across a failover, but not a cancelled commit wait.",
+    prediction: {
+      prompt:
+        "Replication is synchronous. An acquire's commit waits for the standby and is cancelled; PostgreSQL warns " +
+        "that it committed locally. The primary dies and the standby is promoted. Where is that lease?",
+      choices: choices(
+        "On both nodes: synchronous replication sent it before the cancel",
+        "On neither: the cancel rolled it back",
+        "On the old primary only: the promoted standby never had it, and its fence is issued again",
+      ),
+      answer: "c",
+    },
+    takeaway:
+      "Synchronous replication keeps what it acknowledged; a commit whose wait was cancelled was never acknowledged, " +
+      "so the app must answer it as unknown, and only the generation keeps its fence apart.",
   },
 };
 

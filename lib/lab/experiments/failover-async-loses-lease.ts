@@ -8,6 +8,8 @@ import {
   timelineNow,
   untilWritable,
 } from "./failover-facts";
+import type { DatabaseNode } from "../database-nodes";
+import type { LabSettings } from "../settings-schema";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
@@ -17,14 +19,11 @@ const ttlMs = 30_000;
 const callsOf = async (lab: Lab, operationId: string) =>
   (await lab.calls()).filter((call) => call.operationId === operationId);
 
-/**
- * One failover with acquisitions lost: replication stopped, two acquisitions on the primary (the first changes
- * nothing, the second pauses right before its unlink), the primary killed, the standby promoted; a third switch
- * on it pauses before its link while the second one's unlink goes out. The provider compares (generation,
- * fence), or the fence alone (`fenceGenerations: false`).
- */
-async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
-  const settings = await lab.fresh(
+const database = databaseOperations;
+
+/** The variant's lab: the lease, no reconciler, a provider that fences by (generation, fence) or the fence alone. */
+const freshVariant = (lab: Lab, fenceGenerations: boolean) =>
+  lab.fresh(
     {
       strategy: "lease",
       leaseTtlMs: ttlMs,
@@ -34,8 +33,12 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
     },
     fenceGenerations ? "the provider compares (generation, fence)" : "the provider compares the fence alone",
   );
-  const database = databaseOperations;
-  const { primary, standby } = await primaryAndStandby();
+
+/**
+ * Replication stopped, two acquisitions on the primary only: the first switch changes nothing, the second
+ * pauses right before its unlink. The lease as each node has it then.
+ */
+async function acquiredOnPrimaryOnly(lab: Lab, settings: LabSettings, primary: DatabaseNode, standby: DatabaseNode) {
   await database.mode("async");
   const before = await leaseOn(primary);
   await database.stopReplication();
@@ -45,6 +48,11 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
   await first.reached;
   const lateId = lab.operationIds.at(-1)!;
   const held = { onPrimary: await leaseOn(primary), onStandby: await leaseOn(standby) };
+  return { before, unchanged, first, late, lateId, held };
+}
+
+/** The primary killed and the standby promoted, marked on the late switch's lane; when the app writes again. */
+async function promoteStandby(lab: Lab, primary: DatabaseNode, standby: DatabaseNode, lateId: string) {
   await database.kill(primary.name);
   await database.promote(standby.name);
   lab.mark(
@@ -54,6 +62,14 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
   );
   const writableAfterMs = await untilWritable(lab.db);
   const promotedTimeline = await timelineNow(lab.db);
+  return { node: standby.name, timeline: promotedTimeline, writableAfterMs };
+}
+
+/**
+ * A third switch on the promoted standby pauses before its link while the second one's unlink goes out; both
+ * answers, and the lease the third switch took.
+ */
+async function lateWriteMeetsThird(lab: Lab, settings: LabSettings, standby: DatabaseNode, lost: LostOnPrimary) {
   const second = pausedBefore(
     settings,
     "link",
@@ -62,10 +78,27 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
   const next = lab.switchTo(ada.email, "third switch, on the promoted standby (pauses before its link)", second.own);
   await second.reached;
   const taken = await leaseOn(standby);
-  first.resume();
-  const lateAnswer = await late;
+  lost.first.resume();
+  const lateAnswer = await lost.late;
   second.resume();
   const nextAnswer = await next;
+  return { taken, lateAnswer, nextAnswer };
+}
+
+type LostOnPrimary = Awaited<ReturnType<typeof acquiredOnPrimaryOnly>>;
+
+/**
+ * One failover with acquisitions lost: replication stopped, two acquisitions on the primary (the first changes
+ * nothing, the second pauses right before its unlink), the primary killed, the standby promoted; a third switch
+ * on it pauses before its link while the second one's unlink goes out. The provider compares (generation,
+ * fence), or the fence alone (`fenceGenerations: false`).
+ */
+async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
+  const settings = await freshVariant(lab, fenceGenerations);
+  const { primary, standby } = await primaryAndStandby();
+  const lost = await acquiredOnPrimaryOnly(lab, settings, primary, standby);
+  const promoted = await promoteStandby(lab, primary, standby, lost.lateId);
+  const { taken, lateAnswer, nextAnswer } = await lateWriteMeetsThird(lab, settings, standby, lost);
   const [audit, user, lateCalls, nextCalls] = await Promise.all([
     lab.audit(),
     findUser(lab.db, ada.userId),
@@ -75,11 +108,12 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
   await database.rejoin(primary.name);
   await database.mode(await launchMode());
   const calls = (list: typeof lateCalls) => list.map(({ method, status, outcome }) => ({ method, status, outcome }));
+  const { before, held } = lost;
   return {
     fenceGenerations,
     before: before && { fence: before.fence, generation: before.generation },
-    lost: { unchanged: fact(unchanged), secondOnPrimary: held.onPrimary, secondOnStandby: held.onStandby },
-    promoted: { node: standby.name, timeline: promotedTimeline, writableAfterMs },
+    lost: { unchanged: fact(lost.unchanged), secondOnPrimary: held.onPrimary, secondOnStandby: held.onStandby },
+    promoted,
     third: taken && { fence: taken.fence, generation: taken.generation },
     late: { ...fact(lateAnswer), calls: calls(lateCalls) },
     next: { ...fact(nextAnswer), calls: calls(nextCalls) },
