@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry's SDK for the app, exporting traces and metrics over OTLP/HTTP. instrumentation.ts loads this
- * module only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: without it nothing is registered and the spans and
- * instruments of the lease, the provider client and Next.js stay the API's no-ops. The exporters read the
+ * module only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: without it nothing is exported, and with the lab off nothing
+ * is registered (the spans and instruments of the lease, the provider client and Next.js stay the API's no-ops;
+ * with the lab on, a tracer provider feeds only its memory of spans, tracing.ts). The exporters read the
  * endpoint (`/v1/traces`, `/v1/metrics` appended), headers and timeouts from the standard variables themselves.
  */
 import { metrics } from "@opentelemetry/api";
