@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { AuditPanel } from "./AuditPanel";
+import { HoldersPanel } from "./HoldersPanel";
 import { IdentityPanel } from "./IdentityPanel";
 import { IdentityTools } from "./IdentityTools";
 import { PoolPanel } from "./PoolPanel";
@@ -46,6 +47,7 @@ export function Story({
         <SettingsBanner />
         {/* Under `transaction` each switch holds a pooled connection for its whole run: the gauge is the lesson. */}
         {settings.data?.strategy === "transaction" && <PoolPanel />}
+        <HoldersPanel />
       </div>
       {userId && <IdentityTools userId={userId} onSwitch={promote.endRound} />}
     </div>

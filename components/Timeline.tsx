@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { providerQuery, timelineQuery, usersQuery } from "./queries";
 import { conflictMarks } from "./conflict-marks";
+import { SpanWaterfall } from "./SpanWaterfall";
 import { TimelineChart, type TimelineMark } from "./TimelineChart";
 import { TimelineLegend } from "./TimelineLegend";
 
@@ -33,6 +34,7 @@ export function Timeline({
   const [paused, setPaused] = useState(false);
   const windowMs = windows[windowIndex]!.ms;
   const lanes = timeline.data?.operations;
+  const picked = lanes?.find((lane) => lane.operationId === selected);
   // Marked only where the rows do not move with the clock: in the "fit" view.
   const marks = useMemo(() => (lanes && windowMs === null ? conflictMarks(lanes) : []), [lanes, windowMs]);
   const userNames = useMemo(
@@ -73,6 +75,7 @@ export function Timeline({
         onSelect={onSelect}
         empty={<p className="explanation">No operations yet: each switch is drawn here as it runs.</p>}
       />
+      {picked && <SpanWaterfall operationId={picked.operationId} answeredAt={picked.answeredAt} />}
       <MarksSaid marks={marks} />
       <TimelineLegend />
     </section>

@@ -38,6 +38,8 @@ export type { OperationEvent } from "@/lib/switch/events";
 export type { BurstReport } from "@/lib/lab/burst";
 export type { Instances } from "@/lib/lab/instances";
 export type { LabPreset } from "@/lib/lab/presets";
+export type { HoldersView } from "@/lib/lab/holders";
+export type { SpanView } from "@/lib/lab/recent-spans";
 export type { LabSettings, StallPoint, Strategy } from "@/lib/lab/settings-schema";
 export type { ProviderEndpoint, ScriptedOutcome } from "@/lib/provider-sim/chaos-settings";
 export type { ProviderCall, ProviderState } from "@/lib/provider-sim/lab-client";

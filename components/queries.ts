@@ -8,12 +8,14 @@ import {
   api,
   ApiError,
   type AuditReport,
+  type HoldersView,
   type Instances,
   type LabPreset,
   type LabSettings,
   type LeaseRow,
   type OperationEvent,
   type PoolStats,
+  type SpanView,
   type ProviderState,
   type Timeline,
   type UserSummary,
@@ -34,6 +36,8 @@ export const queryKeys = {
   timeline: ["lab", "timeline"] as const,
   instances: ["lab", "instances"] as const,
   lease: (userId: string) => ["lab", "lease", userId] as const,
+  holders: ["lab", "holders"] as const,
+  spans: (operationId: string, answeredAt: string | null) => ["lab", "spans", operationId, answeredAt] as const,
 };
 
 /** Fed by the stream: fetched once, never stale on its own. */
@@ -112,4 +116,25 @@ export const eventsQuery = (userId: string) =>
     queryKey: queryKeys.events(userId),
     queryFn: () => api<{ events: OperationEvent[] }>(`/api/lab/events?userId=${encodeURIComponent(userId)}`),
     ...live,
+  });
+
+/** Who holds a lease now, read again on each of the stream's lease messages. */
+export const holdersQuery = () =>
+  queryOptions({ queryKey: queryKeys.holders, queryFn: () => api<HoldersView>("/api/lab/holders"), ...live });
+
+/**
+ * An operation's finished spans, as the instance that answers remembers them; null when it has none (404). Keyed
+ * by the lane's answer too: read again once the operation has answered, when its last spans have ended.
+ */
+export const spansQuery = (operationId: string, answeredAt: string | null) =>
+  queryOptions({
+    queryKey: queryKeys.spans(operationId, answeredAt),
+    queryFn: () =>
+      api<{ spans: SpanView[] }>(`/api/lab/operations/${encodeURIComponent(operationId)}/spans`).then(
+        ({ spans }) => spans,
+        (error: unknown) => {
+          if (error instanceof ApiError && error.problem.status === 404) return null;
+          throw error;
+        },
+      ),
   });

@@ -41,7 +41,11 @@ const handlers = {
       void queryClient.invalidateQueries({ queryKey: queryKeys.provider });
     }
   },
-  lease: (queryClient, lease: LeaseRow) => queryClient.setQueryData(queryKeys.lease(lease.userId), lease),
+  lease: (queryClient, lease: LeaseRow) => {
+    queryClient.setQueryData(queryKeys.lease(lease.userId), lease);
+    // A lease taken or cleared: who holds what is read again (the message is one row; the panel is every row).
+    void queryClient.invalidateQueries({ queryKey: queryKeys.holders });
+  },
   // A read of the audit still in flight was computed before this one: it must not overwrite it.
   audit: (queryClient, audit: AuditReport) =>
     void queryClient

@@ -51,8 +51,10 @@ test("two tabs of one user show the same lanes live, within a second of each oth
     timeout: 1_000,
   });
   expect(await laneIds(second)).toEqual(await laneIds(first));
-  // The answer announced by the stream made the tab read the user and the provider's accounts once; no polling.
-  expect(sent.sort()).toEqual(["/api/lab/provider", "/api/users/ada"]);
+  // The answer announced by the stream made the tab read the user and the provider's accounts once, and the lease's
+  // messages who holds what; no polling.
+  expect(sent.filter((path) => path !== "/api/lab/holders").sort()).toEqual(["/api/lab/provider", "/api/users/ada"]);
+  expect(sent).toContain("/api/lab/holders");
 });
 
 test("at rest, the page sends no requests", async ({ page }) => {

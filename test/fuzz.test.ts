@@ -245,6 +245,8 @@ const badQuery = fc
       { method: "GET", path: `/api/lab/timeline?userId=${encodeURIComponent(userId)}`, headers: {} },
       { method: "GET", path: `/api/lab/timeline?sinceMs=${encodeURIComponent(`${userId}x`)}`, headers: {} },
       { method: "POST", path: `/api/lab/experiments/${encodeURIComponent(userId)}/run`, headers: {} },
+      { method: "GET", path: `/api/lab/holders?limit=${encodeURIComponent(`${userId}x`)}`, headers: {} },
+      { method: "GET", path: `/api/lab/operations/${encodeURIComponent(userId)}/spans`, headers: {} },
     ),
   );
 

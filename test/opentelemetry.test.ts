@@ -249,7 +249,14 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
 
   it("with the lab on, a switch under its lease strategy gives the same lease spans, in one trace", async () => {
     const ada = await appClient(labOn.baseUrl).signedIn("ada");
-    expect((await ada.promote("ada", "github|8812")).status).toBe(200);
+    const answer = await ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+    // The lab's memory of spans (its waterfall's) sits beside the exporter: the same switch, read back from it.
+    const remembered = await ada.get(`/api/lab/operations/${answer.body.operationId}/spans`);
+    expect(remembered.status).toBe(200);
+    expect(remembered.body.spans.map((span: { name: string }) => span.name)).toEqual(
+      expect.arrayContaining(["switch", ...switchSpans]),
+    );
     const names = await receiver.until(() => {
       const spans = spansOf(receiver.received, "/lab");
       const route = spans.find((span) => span.name === routeSpanName && span.attrs["http.status_code"] === 200);

@@ -32,6 +32,7 @@ export const problemSlugs = [
   "experiment-running",
   "experiment-not-found",
   "run-not-found",
+  "spans-not-found",
   "peer-not-found",
   "peer-unreachable",
   "redis-unavailable",

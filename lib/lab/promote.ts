@@ -3,6 +3,7 @@
  * request is recorded on the timeline, from its arrival to its answer, refused ones included.
  */
 import { randomUUID } from "node:crypto";
+import { trace } from "@opentelemetry/api";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import type { IdentityProviderClient } from "../provider/client";
@@ -14,7 +15,13 @@ import { guardFor } from "./strategies";
 import { answering, startRecording } from "./lane-recorder";
 import { recordedGuard, recordingProvider } from "./interceptors/recorded";
 
-export async function promote(
+const tracer = trace.getTracer("lease-lock-lab/lab");
+
+/**
+ * Each switch in a span of its own carrying its `operation.id`: the lab's waterfall finds an operation's spans
+ * under it (recent-spans.ts), even where one request runs several switches (a burst) or none reaches the provider.
+ */
+export function promote(
   db: Kysely<Database>,
   provider: IdentityProviderClient,
   request: PromoteRequest,
@@ -22,6 +29,25 @@ export async function promote(
 ): Promise<PromoteResult> {
   // An idempotent request learns its operation's id from its key's record; the others get theirs now.
   const operationId = idempotencyKey === undefined ? (request.operationId ?? randomUUID()) : undefined;
+  return tracer.startActiveSpan("switch", async (span) => {
+    if (operationId) span.setAttribute("operation.id", operationId);
+    try {
+      const result = await recordedPromote(db, provider, request, idempotencyKey, operationId);
+      span.setAttribute("operation.id", result.operationId);
+      return result;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+async function recordedPromote(
+  db: Kysely<Database>,
+  provider: IdentityProviderClient,
+  request: PromoteRequest,
+  idempotencyKey: string | undefined,
+  operationId: string | undefined,
+): Promise<PromoteResult> {
   const recorder = await startRecording({
     userId: request.userId,
     toIdentityId: request.identityId,

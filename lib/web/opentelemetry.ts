@@ -1,19 +1,20 @@
 /**
  * OpenTelemetry's SDK for the app, exporting traces and metrics over OTLP/HTTP. instrumentation.ts loads this
- * module only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: without it nothing is registered and the spans and
- * instruments of the lease, the provider client and Next.js stay the API's no-ops. The exporters read the
+ * module only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: without it nothing is exported, and with the lab off nothing
+ * is registered (the spans and instruments of the lease, the provider client and Next.js stay the API's no-ops;
+ * with the lab on, a tracer provider feeds only its memory of spans, tracing.ts). The exporters read the
  * endpoint (`/v1/traces`, `/v1/metrics` appended), headers and timeouts from the standard variables themselves.
  */
-import { context, metrics, propagation, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { getNumberFromEnv, getStringFromEnv, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { metrics } from "@opentelemetry/api";
+import { getNumberFromEnv, getStringFromEnv } from "@opentelemetry/core";
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPMetricExporter as ProtobufMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { registerTracing } from "./tracing";
 
 const protocols = ["http/protobuf", "http/json"] as const;
 type Protocol = (typeof protocols)[number];
@@ -34,21 +35,20 @@ function protocolOf(signal: "TRACES" | "METRICS"): Protocol | null {
   return null;
 }
 
-/** Registers the tracer and meter providers (with the async context that makes one request's spans one trace). */
-export function registerOpenTelemetry(): void {
+/**
+ * Registers the tracer and meter providers; `spanProcessors` (the lab's memory of spans) beside the exporter's.
+ * False when it registered nothing (a protocol it does not carry).
+ */
+export function registerOpenTelemetry(spanProcessors: SpanProcessor[] = []): boolean {
   const [tracesProtocol, metricsProtocol] = [protocolOf("TRACES"), protocolOf("METRICS")];
-  if (!tracesProtocol || !metricsProtocol) return;
+  if (!tracesProtocol || !metricsProtocol) return false;
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, say more than the default name.
   const resource = resourceFromAttributes({ "service.name": "lease-lock-lab" }).merge(
     detectResources({ detectors: [envDetector] }),
   );
   const traceExporter = tracesProtocol === "http/json" ? new JsonTraceExporter() : new ProtobufTraceExporter();
   const metricExporter = metricsProtocol === "http/json" ? new JsonMetricExporter() : new ProtobufMetricExporter();
-  // The batch processor reads OTEL_BSP_* itself; the metric reader reads nothing, so its two variables are read here.
-  const tracerProvider = new BasicTracerProvider({
-    resource,
-    spanProcessors: [new BatchSpanProcessor(traceExporter)],
-  });
+  // The metric reader reads no variable: its two are read here (the batch processor reads OTEL_BSP_* itself).
   // The reader refuses a timeout longer than its interval: a short interval shortens the default timeout with it.
   const exportIntervalMillis = getNumberFromEnv("OTEL_METRIC_EXPORT_INTERVAL") ?? 60_000;
   const exportTimeoutMillis = getNumberFromEnv("OTEL_METRIC_EXPORT_TIMEOUT") ?? Math.min(30_000, exportIntervalMillis);
@@ -58,8 +58,7 @@ export function registerOpenTelemetry(): void {
       new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis, exportTimeoutMillis }),
     ],
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(tracerProvider);
+  registerTracing([new BatchSpanProcessor(traceExporter), ...spanProcessors], resource);
   metrics.setGlobalMeterProvider(meterProvider);
+  return true;
 }

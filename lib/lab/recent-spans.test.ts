@@ -1,0 +1,82 @@
+import { SpanStatusCode, type Attributes } from "@opentelemetry/api";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { describe, expect, it } from "vitest";
+import { RecentSpans } from "./recent-spans";
+
+/** A finished span as the SDK hands it to a processor: only the fields the store reads. */
+function ended(
+  name: string,
+  {
+    trace = "t1",
+    id,
+    parent,
+    startMs,
+    durationMs,
+    attributes = {},
+    failed = false,
+  }: {
+    trace?: string;
+    id: string;
+    parent?: string;
+    startMs: number;
+    durationMs: number;
+    attributes?: Attributes;
+    failed?: boolean;
+  },
+): ReadableSpan {
+  const hr = (ms: number): [number, number] => [Math.floor(ms / 1_000), (ms % 1_000) * 1_000_000];
+  return {
+    name,
+    spanContext: () => ({ traceId: trace, spanId: id, traceFlags: 1 }),
+    parentSpanContext: parent === undefined ? undefined : { traceId: trace, spanId: parent, traceFlags: 1 },
+    startTime: hr(1_000_000 + startMs),
+    duration: hr(durationMs),
+    status: { code: failed ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
+    attributes,
+  } as unknown as ReadableSpan;
+}
+
+/** A burst: one route, two switches in it, each with its acquisition; children end (arrive) before parents. */
+function burst(store: RecentSpans) {
+  store.onEnd(ended("lease.acquire", { id: "a1", parent: "s1", startMs: 5, durationMs: 2 }));
+  store.onEnd(
+    ended("switch", { id: "s1", parent: "r", startMs: 5, durationMs: 10, attributes: { "operation.id": "op1" } }),
+  );
+  const refused = { id: "a2", parent: "s2", startMs: 6, durationMs: 1, failed: true };
+  store.onEnd(ended("lease.acquire", refused));
+  store.onEnd(
+    ended("switch", { id: "s2", parent: "r", startMs: 6, durationMs: 2, attributes: { "operation.id": "op2" } }),
+  );
+  store.onEnd(ended("POST /api/lab/burst", { id: "r", startMs: 0, durationMs: 20 }));
+}
+
+describe("RecentSpans", () => {
+  it("gives one operation its own spans and the route above them, each before the ones under it, timed from the first", () => {
+    const store = new RecentSpans(100);
+    burst(store);
+    const op1 = store.ofOperation("op1");
+    expect(op1.map((span) => [span.name, span.spanId, span.parent, span.startMs])).toEqual([
+      ["POST /api/lab/burst", "r", null, 0],
+      // Started in the same millisecond as its acquisition, the switch still comes first: it is the parent.
+      ["switch", "s1", "r", 5],
+      ["lease.acquire", "a1", "s1", 5],
+    ]);
+    expect(store.ofOperation("op2").map((span) => [span.spanId, span.failed])).toEqual([
+      ["r", false],
+      ["s2", false],
+      ["a2", true],
+    ]);
+    expect(store.ofOperation("op3")).toEqual([]);
+  });
+
+  it("keeps only the last `capacity` spans: a parent forgotten leaves its children unframed", () => {
+    const store = new RecentSpans(3);
+    burst(store);
+    // a1 and s1 are gone; s2's route is kept, op1 has nothing left.
+    expect(store.ofOperation("op1")).toEqual([]);
+    const op2 = store.ofOperation("op2");
+    expect(op2.map((span) => span.spanId)).toEqual(["r", "s2", "a2"]);
+    expect(op2[0]!.startMs).toBe(0);
+    expect(op2[1]!.durationMs).toBe(2);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The lab's memory of finished spans, for the waterfall beside a picked lane: a span processor that keeps the
+ * last `capacity` spans this process ended (a span still running is not there: only what ended is drawn), and
+ * finds an operation's by its id. The lab's switch runs in a span carrying `operation.id` (promote.ts), as the
+ * provider calls' spans do: an operation's spans are those spans, everything under them, and the spans above
+ * them (the route's).
+ */
+import { SpanStatusCode, type Attributes, type HrTime } from "@opentelemetry/api";
+import type { ReadableSpan, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { Problem } from "../core/problems";
+import { processSingleton } from "../core/process-singleton";
+
+export interface SpanView {
+  spanId: string;
+  name: string;
+  /** From the first span shown. */
+  startMs: number;
+  durationMs: number;
+  /** The parent's `spanId` when it is shown, else null. */
+  parent: string | null;
+  /** Whether the span ended in error (its status). */
+  failed: boolean;
+  attributes: Attributes;
+}
+
+const milliseconds = ([seconds, nanos]: HrTime): number => seconds * 1_000 + nanos / 1_000_000;
+const keyOf = (traceId: string, spanId: string | undefined) => `${traceId}/${spanId ?? ""}`;
+const ownKey = (span: ReadableSpan) => keyOf(span.spanContext().traceId, span.spanContext().spanId);
+const parentKey = (span: ReadableSpan) =>
+  span.parentSpanContext ? keyOf(span.spanContext().traceId, span.parentSpanContext.spanId) : null;
+
+export class RecentSpans implements SpanProcessor {
+  private readonly ended: ReadableSpan[] = [];
+
+  constructor(readonly capacity: number) {}
+
+  onStart(): void {}
+
+  onEnd(span: ReadableSpan): void {
+    this.ended.push(span);
+    if (this.ended.length > this.capacity) this.ended.shift();
+  }
+
+  forceFlush = (): Promise<void> => Promise.resolve();
+  shutdown = (): Promise<void> => Promise.resolve();
+
+  /** The operation's spans, each before the ones under it; an empty list when none of them is remembered. */
+  ofOperation(operationId: string): SpanView[] {
+    const marked = new Set(this.ended.filter((span) => span.attributes["operation.id"] === operationId).map(ownKey));
+    const byKey = new Map(this.ended.map((span) => [ownKey(span), span]));
+    const ancestors = (span: ReadableSpan): string[] => {
+      const parent = parentKey(span);
+      const above = parent === null ? undefined : byKey.get(parent);
+      return above ? [parent!, ...ancestors(above)] : [];
+    };
+    // A span of the operation's: marked, or under a marked one; the ones above a marked span frame it.
+    const shown = new Set<string>();
+    for (const span of this.ended) {
+      const key = ownKey(span);
+      const line = ancestors(span);
+      if (marked.has(key) || line.some((above) => marked.has(above))) shown.add(key);
+      if (marked.has(key)) for (const above of line) shown.add(above);
+    }
+    return inTreeOrder(this.ended.filter((span) => shown.has(ownKey(span))).map((span) => viewOf(span, shown)));
+  }
+}
+
+/** A span as the endpoint answers it, timed from the epoch until `inTreeOrder` sets the origin. */
+function viewOf(span: ReadableSpan, shown: Set<string>): SpanView {
+  const parent = parentKey(span);
+  return {
+    spanId: span.spanContext().spanId,
+    name: span.name,
+    startMs: milliseconds(span.startTime),
+    durationMs: milliseconds(span.duration),
+    parent: parent !== null && shown.has(parent) ? span.parentSpanContext!.spanId : null,
+    failed: span.status.code === SpanStatusCode.ERROR,
+    attributes: span.attributes,
+  };
+}
+
+/**
+ * Each span before the ones under it, siblings by start (then by end, as they arrived): a span's start is taken
+ * from the wall clock to the millisecond, so a parent and its first child often start in the same one.
+ */
+function inTreeOrder(views: SpanView[]): SpanView[] {
+  const origin = Math.min(...views.map((view) => view.startMs));
+  const children = new Map<string | null, SpanView[]>();
+  for (const view of views) children.set(view.parent, [...(children.get(view.parent) ?? []), view]);
+  const ordered: SpanView[] = [];
+  const visit = (parent: string | null) => {
+    for (const view of (children.get(parent) ?? []).sort((a, b) => a.startMs - b.startMs)) {
+      ordered.push({ ...view, startMs: view.startMs - origin });
+      visit(view.spanId);
+    }
+  };
+  visit(null);
+  return ordered;
+}
+
+/** This process's one store (instrumentation.ts registers it; the route reads it: two bundles, one store). */
+export const labSpans = (): RecentSpans => processSingleton("LabSpans", () => new RecentSpans(500));
+
+export class SpansNotFound extends Problem {
+  constructor(operationId: string, capacity: number) {
+    super(
+      404,
+      "spans-not-found",
+      "No spans recorded for this operation",
+      `This app instance remembers no finished span of operation ${operationId}: it keeps its last ${capacity}, ` +
+        "and another instance's operations are not among them.",
+    );
+  }
+}
+
+/** The operation's finished spans on this instance; a 404 when there are none. */
+export function operationSpans(operationId: string): SpanView[] {
+  const store = labSpans();
+  const spans = store.ofOperation(operationId);
+  if (spans.length === 0) throw new SpansNotFound(operationId, store.capacity);
+  return spans;
+}
