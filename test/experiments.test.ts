@@ -1,64 +1,9 @@
-import { describe, expect, inject, it } from "vitest";
-import { appClient } from "./harness/http-client";
+// The Learn cards' questions (q1-q5), and the list and its refusals: each run as a teacher's click would
+// (test/harness/experiment-runs.ts). The failure modes: experiments-failure-modes.test.ts.
+import { describe, expect, it } from "vitest";
+import { run, saved, phasesOf, writesApplied, lastAudit, tookOver, labApp } from "./harness/experiment-runs";
 
-// Each experiment runs on the app as a teacher's click would, and must reach "as-expected" from what it
-// measured; a second assertion checks one of its facts independently, from the saved run (its lanes, as
-// the timeline recorded them, and what it read of the provider, the lease row and the audit): the run
-// itself puts the lab back as it found it.
-const app = appClient(inject("appUrl"));
-
-interface Run {
-  id: string;
-  runId: string;
-  startedAt: string;
-  endedAt: string;
-  operationIds: string[];
-  observed: Record<string, any>;
-  verdict: string;
-  explanation: string;
-}
-
-async function run(id: string): Promise<Run> {
-  const answer = await app.post<Run>(`/api/lab/experiments/${id}/run`);
-  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  expect(answer.body.verdict, JSON.stringify(answer.body.observed, null, 1)).toBe("as-expected");
-  expect(Date.parse(answer.body.endedAt) - Date.parse(answer.body.startedAt)).toBeLessThan(30_000);
-  // Each variant of the saved run is captioned by what sets it apart, no two alike.
-  const labels = (await saved(answer.body)).variants.map((variant) => variant.label);
-  expect(new Set(labels).size, labels.join(" | ")).toBe(labels.length);
-  return answer.body;
-}
-
-interface Phase {
-  name: string;
-  outcome: string | null;
-}
-
-interface SavedRun {
-  variants: { label: string }[];
-  lanes: { operationId: string; phases: Phase[]; lease: { acquiredAt: string } | null }[];
-  history: { f: string; type: string }[];
-  snapshots: {
-    localPrimaryIdentityId: string | null;
-    lease: { held: boolean; expiresAt: string | null; fence: string } | null;
-    audit: { consistent: boolean; violations: string[] } | null;
-  }[];
-}
-
-const saved = async (result: Run): Promise<SavedRun> => (await app.get(`/api/lab/runs/${result.runId}`)).body;
-const phasesOf = (run: SavedRun, operationId: string, name?: string): Phase[] =>
-  run.lanes
-    .find((lane) => lane.operationId === operationId)!
-    .phases.filter((phase) => (name ? phase.name === name : true));
-/** The provider writes (unlink, link) an operation got a 2xx for, as its lane recorded them. */
-const writesApplied = (run: SavedRun, operationId: string): number =>
-  phasesOf(run, operationId).filter(
-    (phase) => (phase.name === "unlink" || phase.name === "link") && /^2\d\d$/.test(phase.outcome ?? ""),
-  ).length;
-/** The audit read as the run's last variant ended. */
-const lastAudit = (run: SavedRun) => run.snapshots.findLast((snapshot) => snapshot.audit)!.audit!;
-const tookOver = (run: SavedRun, operationId: string): boolean =>
-  phasesOf(run, operationId, "acquire").some((phase) => phase.outcome === "took-over");
+const app = labApp();
 
 describe("the experiments", () => {
   it("lists every experiment with its card; an unknown id is a 404", async () => {
@@ -87,47 +32,6 @@ describe("the experiments", () => {
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
   });
 
-  it(
-    "f2-lease-stolen: textbook, both switches change the provider; paused at the save past the hold " +
-      "cap, the save is refused",
-    async () => {
-      const result = await run("f2-lease-stolen");
-      const { textbook, pausedAtSave } = result.observed;
-      expect(textbook.providerWritesApplied.first).toBeGreaterThan(0);
-      expect(textbook.providerWritesApplied.second).toBeGreaterThan(0);
-      expect(textbook.auditConsistent).toBe(false);
-      expect(pausedAtSave.first).toMatchObject({ status: 409, problemType: "lease-lost" });
-      expect(pausedAtSave.second.status).toBe(200);
-      // The run ends with the paused-save variant: the second switch's target is the primary, everywhere.
-      const record = await saved(result);
-      expect(record.snapshots.at(-1)!.localPrimaryIdentityId).toBe("auth0|ada-email");
-      expect(lastAudit(record).consistent).toBe(true);
-    },
-  );
-
-  it("f1-crash-after-acquire: the lease waits out its TTL, then the next switch recovers the crashed one", async () => {
-    const result = await run("f1-crash-after-acquire");
-    const [, , next] = result.operationIds;
-    const record = await saved(result);
-    expect(tookOver(record, next!)).toBe(true);
-    expect(result.observed.lockedOutMs).toBeGreaterThan(1_000);
-    expect(lastAudit(record).consistent).toBe(true);
-    // Killed during its link, fencing off and on: the provider applied the link after its caller had gone,
-    // and the reconciler (a lane of the run, switching nothing) settled the switch with no further click.
-    for (const variant of [result.observed.duringLink.unfenced, result.observed.duringLink.fenced]) {
-      expect(variant.link).toEqual({ status: 201, outcome: "client-closed" });
-      expect(variant).toMatchObject({
-        crashedJournalStep: "unlinked",
-        localPrimary: "github|8812",
-        auditSettled: true,
-      });
-      expect(phasesOf(record, variant.crashed.operationId, "link").map((phase) => phase.outcome)).toEqual([
-        "client-closed",
-      ]);
-      expect(record.lanes.some((lane) => lane.operationId === variant.settledBy)).toBe(true);
-    }
-  });
-
   it("q4-lock-column-mapped: mapped, the rename wipes the lease; unmapped, it leaves it alone", async () => {
     const result = await run("q4-lock-column-mapped");
     expect(result.observed.mapped).toMatchObject({
@@ -139,14 +43,6 @@ describe("the experiments", () => {
     const record = await saved(result);
     expect(record.history.filter((op) => op.f === "rename" && op.type !== "invoke").at(-1)!.type).toBe("ok");
     expect(lastAudit(record).consistent).toBe(true);
-  });
-
-  it("advisory-not-enforced: the support tool changes the provider under a held lease", async () => {
-    const result = await run("advisory-not-enforced");
-    const [, support] = result.operationIds;
-    const record = await saved(result);
-    expect(writesApplied(record, support!)).toBeGreaterThan(0);
-    expect(lastAudit(record).consistent).toBe(false);
   });
 
   it("q3-ttl-too-short: overlapping without safeguards, refused with fencing, stopped in time with the safeguards", async () => {
@@ -174,36 +70,6 @@ describe("the experiments", () => {
     expect(acquires.filter((outcome) => outcome === "won")).toHaveLength(1);
     expect(acquires.filter((outcome) => outcome === "refused")).toHaveLength(result.observed.contenders - 1);
     expect(record.lanes.filter((lane) => lane.lease !== null)).toHaveLength(1);
-  });
-
-  it("f4-race-to-acquire: two UPDATEs, one commits, the other updates 0 rows", async () => {
-    const result = await run("f4-race-to-acquire");
-    expect(result.observed.contenders).toBe(2);
-    expect(result.observed.waitingSessions[0].locktype).toMatch(/transactionid|tuple/);
-  });
-
-  it("in-process-mutex: safe in one instance, broken across two, the lease holds", async () => {
-    const result = await run("in-process-mutex");
-    expect(result.observed.secondInstance).toMatch(/simulated/);
-    // The run ends with the lease variant: consistent, and the loser's 409 made no provider call.
-    expect(lastAudit(await saved(result)).consistent).toBe(true);
-  });
-
-  it("f3-release-fails: textbook answers an error for a switch that happened; ours answers 200 and retries", async () => {
-    const result = await run("f3-release-fails");
-    expect(result.observed.textbook.first.status).toBe(503);
-    // The run ends with ours: the lease row was cleared by a retried release (no token left, not an expiry),
-    // after the two failures its events record.
-    const ours = result.operationIds[2]!;
-    const record = await saved(result);
-    const end = record.snapshots.at(-1)!;
-    expect(end.lease).toMatchObject({ held: false, expiresAt: null });
-    expect(end.localPrimaryIdentityId).toBe("github|8812");
-    expect(phasesOf(record, ours, "release").filter((phase) => phase.outcome === "failed")).toHaveLength(2);
-    // The textbook's switch is drawn as the lease it took: its band, and its one release, failed.
-    const textbook = result.operationIds[0]!;
-    expect(record.lanes.find((lane) => lane.operationId === textbook)?.lease).not.toBeNull();
-    expect(phasesOf(record, textbook, "release").map((phase) => phase.outcome)).toEqual(["failed"]);
   });
 
   it("q3-ttl-too-long: a crash locks the user out for the whole TTL; the sweep recommends a shorter one", async () => {
