@@ -1,7 +1,7 @@
 import { findUser } from "../../switch/users";
 import {
   databaseOperations,
-  launchMode,
+  keepingReplicationMode,
   leaseOn,
   pausedBefore,
   primaryAndStandby,
@@ -106,7 +106,6 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
     callsOf(lab, nextAnswer.operationId),
   ]);
   await database.rejoin(primary.name);
-  await database.mode(await launchMode());
   const calls = (list: typeof lateCalls) => list.map(({ method, status, outcome }) => ({ method, status, outcome }));
   const { before, held } = lost;
   return {
@@ -217,14 +216,15 @@ export const failoverAsyncLosesLease: Experiment = {
     "click Make primary, kill the primary (POST /nodes/<primary>/kill) and promote the standby " +
     "(POST /nodes/<standby>/promote): the switch's lane and its lease are gone, and its fence is handed out again.",
   needs: ["postgresql-15"],
-  async run(lab) {
-    const counter = await lostAcquisitions(lab, false);
-    const epoch = await lostAcquisitions(lab, true);
-    const expected = asExpected(counter, epoch);
-    return {
-      observed: { ttlMs, counterAlone: counter, generationThenCounter: epoch },
-      asExpected: expected,
-      explanation: expected ? explanation(counter, epoch).join(" ") : unexpected(counter, epoch),
-    };
-  },
+  run: (lab) =>
+    keepingReplicationMode(async () => {
+      const counter = await lostAcquisitions(lab, false);
+      const epoch = await lostAcquisitions(lab, true);
+      const expected = asExpected(counter, epoch);
+      return {
+        observed: { ttlMs, counterAlone: counter, generationThenCounter: epoch },
+        asExpected: expected,
+        explanation: expected ? explanation(counter, epoch).join(" ") : unexpected(counter, epoch),
+      };
+    }),
 };

@@ -62,8 +62,18 @@ export const databaseOperations = {
   mode: (mode: "sync" | "async") => operate("PUT", "/replication/mode", { mode }),
 };
 
-/** The replication mode the lab runs with (`--replica async|sync`), to put back after a run that changed it. */
-export const launchMode = async (): Promise<"sync" | "async"> => (await databaseCluster())?.mode ?? "async";
+/**
+ * Runs `work`, which may change the replication mode, and puts back the mode it found (the one the lab was started
+ * with, `--replica async|sync`), however the work ended: read before, since the work's own first step changes it.
+ */
+export async function keepingReplicationMode<T>(work: () => Promise<T>): Promise<T> {
+  const found = (await databaseCluster())?.mode ?? "async";
+  try {
+    return await work();
+  } finally {
+    await databaseOperations.mode(found);
+  }
+}
 
 /** Until the app's pool writes again (after a promotion its connections to the old primary fail, one by one). */
 export async function untilWritable(db: Kysely<Database>, limitMs = 20_000): Promise<number> {

@@ -11,7 +11,7 @@ import { answerOf, startRecording, type OperationRecorder } from "../lane-record
 import { laneWriter } from "../lane-writer";
 import {
   databaseOperations,
-  launchMode,
+  keepingReplicationMode,
   leaseOn,
   pausedBefore,
   primaryAndStandby,
@@ -225,7 +225,6 @@ async function cancelLeak(lab: Lab) {
   const next = await lab.switchTo(ada.email, "a switch on the promoted standby");
   const [audit, user, taken] = await Promise.all([lab.audit(), findUser(lab.db, ada.userId), lab.lease()]);
   await database.rejoin(primary.name);
-  await database.mode(await launchMode());
   return {
     before,
     cancelled: { ...cancelled.answer, waitedMs: cancelled.waitedMs, warnings: cancelled.warnings },
@@ -340,14 +339,15 @@ export const failoverSyncKeepsLease: Experiment = {
     "click Make primary: on the primary, pg_stat_activity shows the app's session waiting on SyncRep. Cancel it " +
     "(SELECT pg_cancel_backend(pid)), read ada's row on each node, then kill the primary and promote the standby.",
   needs: ["postgresql-15"],
-  async run(lab) {
-    const kept = await keptAcquisition(lab);
-    const leak = await cancelLeak(lab);
-    const expected = keptAsExpected(kept) && leakAsExpected(leak);
-    return {
-      observed: { ttlMs, statementTimeoutMs, kept, cancelLeak: leak },
-      asExpected: expected,
-      explanation: expected ? explanation(kept, leak).join(" ") : unexpected(kept, leak),
-    };
-  },
+  run: (lab) =>
+    keepingReplicationMode(async () => {
+      const kept = await keptAcquisition(lab);
+      const leak = await cancelLeak(lab);
+      const expected = keptAsExpected(kept) && leakAsExpected(leak);
+      return {
+        observed: { ttlMs, statementTimeoutMs, kept, cancelLeak: leak },
+        asExpected: expected,
+        explanation: expected ? explanation(kept, leak).join(" ") : unexpected(kept, leak),
+      };
+    }),
 };

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startApp, type RunningApp } from "../harness/app-server";
+import { appClient } from "../harness/http-client";
+import { startChildProvider } from "../../lib/lab/provider-process-control";
+import { cluster, failoverPorts, offClusterDatabase } from "./cluster";
+
+let app: RunningApp;
+
+beforeAll(async () => {
+  // As under --replica: the provider's state off the pair, the app told where the operator is. The card makes
+  // replication asynchronous and stops it itself, then puts the pair back as it found it.
+  const stateUrl = await offClusterDatabase("failover_async_provider");
+  const provider = await startChildProvider(inject("databaseUrl"), stateUrl);
+  app = await startApp({
+    databaseUrl: inject("databaseUrl"),
+    port: failoverPorts().apps + 3,
+    env: {
+      IDP_BASE_URL: provider,
+      PROVIDER_DATABASE_URL: stateUrl,
+      LAB_DATABASE_OPERATOR_URL: inject("failoverOperatorUrl"),
+    },
+  });
+});
+
+afterAll(() => app?.stop());
+
+describe("failover-async-loses-lease, on the tier's pair", () => {
+  it("a promotion loses two acquisitions: the counter alone lets the late write in, (generation, fence) refuses it", async () => {
+    const answer = await appClient(app.baseUrl).post<{ verdict: string; explanation: string; observed: any }>(
+      "/api/lab/experiments/failover-async-loses-lease/run",
+    );
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    console.log(`failover-async-loses-lease: ${answer.body.verdict}: ${answer.body.explanation}`);
+    expect(answer.body.verdict, JSON.stringify(answer.body.observed, null, 1)).toBe("as-expected");
+    const { counterAlone, generationThenCounter } = answer.body.observed;
+
+    for (const variant of [counterAlone, generationThenCounter]) {
+      // The standby never had the second acquisition; the third switch was given the first one's number again,
+      // in a greater generation.
+      const before = BigInt(variant.before.fence);
+      expect(variant.lost.secondOnPrimary.fence).toBe(String(before + 2n));
+      expect(variant.lost.secondOnStandby.fence).toBe(String(before));
+      expect(variant.third.fence).toBe(String(before + 1n));
+      expect(BigInt(variant.third.generation)).toBeGreaterThan(BigInt(variant.lost.secondOnPrimary.generation));
+    }
+    // The counter alone: the late unlink was applied and the accounts are corrupt.
+    const unlink = (variant: any) => variant.late.calls.find((call: { method: string }) => call.method === "DELETE");
+    expect(unlink(counterAlone).status).toBe(200);
+    expect(counterAlone.auditConsistent).toBe(false);
+    // The pair: refused as fenced, the rightful holder finished, the audit consistent.
+    expect(unlink(generationThenCounter).outcome).toBe("fenced");
+    expect([generationThenCounter.next.status, generationThenCounter.auditConsistent]).toEqual([200, true]);
+
+    // The run leaves the pair as it found it: a primary and a streaming standby, synchronous.
+    const after = await cluster();
+    expect(after.mode).toBe("sync");
+    expect(after.nodes.map((node) => node.role).sort()).toEqual(["primary", "standby"]);
+  });
+});
