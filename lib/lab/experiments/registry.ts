@@ -18,6 +18,7 @@ import { missingParts, startCommand } from "../parts";
 import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
 import { redisRestartLosesLock } from "./redis-restart-loses-lock";
 import { failoverAsyncLosesLease } from "./failover-async-loses-lease";
+import { haFailoverUnderLoad } from "./ha-failover-under-load";
 import { lessons, placeInCourse } from "./course";
 import type { Experiment, ListedExperiment } from "./types";
 
@@ -37,6 +38,7 @@ export const experiments: Experiment[] = [
   poolerStrandsSessionLock,
   redisRestartLosesLock,
   failoverAsyncLosesLease,
+  haFailoverUnderLoad,
 ];
 
 export const experimentCards = async (): Promise<ListedExperiment[]> => {
