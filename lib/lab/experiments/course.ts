@@ -45,6 +45,7 @@ export const furtherPath = [
   "redis-restart-loses-lock",
   "failover-async-loses-lease",
   "failover-sync-keeps-lease",
+  "ha-failover-under-load",
 ] as const;
 
 const choices = (...texts: string[]) => texts.map((text, index) => ({ id: "abcd"[index]!, text }));
@@ -315,6 +316,24 @@ export const lessons: Record<string, Lesson> = {
     takeaway:
       "Synchronous replication keeps what it acknowledged; a commit whose wait was cancelled was never acknowledged, " +
       "so the app must answer it as unknown, and only the generation keeps its fence apart.",
+  },
+  "ha-failover-under-load": {
+    minutes: 4,
+    goal: "An HA engine replaces a dead primary in seconds; the app must answer honestly meanwhile, and lose nothing.",
+    prediction: {
+      prompt:
+        "Users keep switching while the primary is killed and Patroni promotes its synchronous standby. " +
+        "What do they get?",
+      choices: choices(
+        "500s until someone restarts the app",
+        "200 or 409 before and after; 503 with Retry-After while no primary answers; the audit consistent after",
+        "Requests hang until the old primary comes back",
+      ),
+      answer: "b",
+    },
+    takeaway:
+      "A failover is seconds with no primary: the app says so (503, Retry-After) and never 500; with synchronous " +
+      "replication every acknowledged acquisition survives the promotion.",
   },
 };
 

@@ -45,7 +45,7 @@ async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityI
     headers: { "Content-Type": "application/json", Cookie: cookie },
     body: JSON.stringify({ identityId }),
   });
-  const body = (await answer.json()) as { operationId?: string; type?: string };
+  const body = (await answer.json()) as { operationId?: string; type?: string; detail?: string };
   // A problem carries no operation id: its lane, recorded by the other instance, names it.
   const operationId = body.operationId ?? (await peerLaneOf(lab, identityId));
   if (operationId) lab.note(operationId);
@@ -54,6 +54,8 @@ async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityI
     operationId: operationId ?? "",
     status: answer.status,
     problemType: problemSlug(body.type),
+    retryAfter: answer.headers.get("retry-after"),
+    detail: body.detail ?? null,
     startedMs,
     endedMs: lab.sinceStart(),
   };

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as pause } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../../../db/schema";
-import { problemFor } from "../../core/problems";
+import { problemFor, type Problem } from "../../core/problems";
 import type { IdentityProviderClient } from "../../provider/client";
 import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
 import type { Guard } from "../../switch/guard";
@@ -45,6 +45,10 @@ export interface Attempt {
   operationId: string;
   status: number;
   problemType: string | null;
+  /** The Retry-After its route would send with the answer (a 503's), or null. */
+  retryAfter: string | null;
+  /** The problem's detail, as its route would answer it, or null. */
+  detail: string | null;
   startedMs: number;
   endedMs: number;
 }
@@ -82,9 +86,11 @@ function attempter(recorder: Recorder, operationIds: string[], sinceStart: () =>
     operationIds.push(operationId);
     const process = recorder.invoke(operationId, label, f, value);
     const startedMs = sinceStart();
-    const answered = (status: number, problemType: string | null): Attempt => {
+    const answered = (status: number, problemType: string | null, problem?: Problem): Attempt => {
       recorder.complete(process, { operationId, label, f }, { status, problemType });
-      return { label, operationId, status, problemType, startedMs, endedMs: sinceStart() };
+      const retryAfter = problem?.headers["Retry-After"] ?? null;
+      const detail = problem?.detail ?? null;
+      return { label, operationId, status, problemType, retryAfter, detail, startedMs, endedMs: sinceStart() };
     };
     try {
       await run(operationId);
@@ -92,7 +98,7 @@ function attempter(recorder: Recorder, operationIds: string[], sinceStart: () =>
     } catch (error) {
       // The answer a route gives (a dropped connection: 503 database-unavailable).
       const problem = problemFor(error);
-      if (problem) return answered(problem.status, problem.slug);
+      if (problem) return answered(problem.status, problem.slug, problem);
       // What a route would answer 500 for: kept as a fact of the run.
       console.error(`[experiment] ${label} failed unexpectedly:`, error);
       return answered(500, error instanceof Error ? error.message : String(error));

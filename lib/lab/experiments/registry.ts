@@ -19,6 +19,7 @@ import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
 import { redisRestartLosesLock } from "./redis-restart-loses-lock";
 import { failoverAsyncLosesLease } from "./failover-async-loses-lease";
 import { failoverSyncKeepsLease } from "./failover-sync-keeps-lease";
+import { haFailoverUnderLoad } from "./ha-failover-under-load";
 import { lessons, placeInCourse } from "./course";
 import type { Experiment, ListedExperiment } from "./types";
 
@@ -39,6 +40,7 @@ export const experiments: Experiment[] = [
   redisRestartLosesLock,
   failoverAsyncLosesLease,
   failoverSyncKeepsLease,
+  haFailoverUnderLoad,
 ];
 
 export const experimentCards = async (): Promise<ListedExperiment[]> => {
