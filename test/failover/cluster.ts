@@ -9,6 +9,8 @@ import { inject } from "vitest";
 import { applyDatabaseTimeouts, createDb } from "../../db/connection";
 import { migrateToLatest } from "../../db/migrate";
 import { databaseFor } from "../harness/databases";
+import { startApp, type RunningApp } from "../harness/app-server";
+import { startChildProvider } from "../../lib/lab/provider-process-control";
 import { databaseCluster, operate as operateOn, type DatabaseCluster } from "../../lib/lab/database-nodes";
 
 declare module "vitest" {
@@ -92,4 +94,22 @@ export async function offClusterDatabase(purpose: string): Promise<string> {
     await db.destroy();
   }
   return server.toString();
+}
+
+/**
+ * The built app as `--replica` runs it, for a card's test: the provider's state off the pair (a promotion loses
+ * none of its writes), the app told where the operator is, on the tier's app port `+ offset`.
+ */
+export async function startCardApp(purpose: string, offset: number): Promise<RunningApp> {
+  const stateUrl = await offClusterDatabase(purpose);
+  const provider = await startChildProvider(inject("databaseUrl"), stateUrl);
+  return startApp({
+    databaseUrl: inject("databaseUrl"),
+    port: failoverPorts().apps + offset,
+    env: {
+      IDP_BASE_URL: provider,
+      PROVIDER_DATABASE_URL: stateUrl,
+      LAB_DATABASE_OPERATOR_URL: inject("failoverOperatorUrl"),
+    },
+  });
 }

@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startApp, type RunningApp } from "../harness/app-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningApp } from "../harness/app-server";
 import { appClient } from "../harness/http-client";
-import { startChildProvider } from "../../lib/lab/provider-process-control";
-import { cluster, failoverPorts, offClusterDatabase } from "./cluster";
+import { cluster, startCardApp } from "./cluster";
 
 let app: RunningApp;
 
+// The tier's pair is synchronous: the card makes replication asynchronous and stops it itself, then puts the pair
+// back as it found it.
 beforeAll(async () => {
-  // As under --replica: the provider's state off the pair, the app told where the operator is. The card makes
-  // replication asynchronous and stops it itself, then puts the pair back as it found it.
-  const stateUrl = await offClusterDatabase("failover_async_provider");
-  const provider = await startChildProvider(inject("databaseUrl"), stateUrl);
-  app = await startApp({
-    databaseUrl: inject("databaseUrl"),
-    port: failoverPorts().apps + 3,
-    env: {
-      IDP_BASE_URL: provider,
-      PROVIDER_DATABASE_URL: stateUrl,
-      LAB_DATABASE_OPERATOR_URL: inject("failoverOperatorUrl"),
-    },
-  });
+  app = await startCardApp("failover_async_provider", 3);
 });
 
 afterAll(() => app?.stop());

@@ -4,6 +4,7 @@ import {
   keepingReplicationMode,
   leaseOn,
   pausedBefore,
+  plus,
   primaryAndStandby,
   timelineNow,
   untilWritable,
@@ -125,7 +126,6 @@ async function lostAcquisitions(lab: Lab, fenceGenerations: boolean) {
 
 type Variant = Awaited<ReturnType<typeof lostAcquisitions>>;
 
-const plus = (fence: string | undefined, by: number) => String(BigInt(fence ?? "0") + BigInt(by));
 const wrote = (variant: Variant["late"], method: string) => variant.calls.find((call) => call.method === method);
 
 /** Both variants' facts agree with the lesson: the lost acquisitions, the repeated counter, the greater generation. */

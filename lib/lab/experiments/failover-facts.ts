@@ -131,3 +131,6 @@ export function pausedBefore(settings: LabSettings, write: "unlink" | "link", wh
   };
   return { own, reached, resume };
 }
+
+/** A fence (as the lanes carry it, text) `by` acquisitions later; an unread one counts from 0. */
+export const plus = (fence: string | undefined, by: number): string => String(BigInt(fence ?? "0") + BigInt(by));

@@ -14,6 +14,7 @@ import {
   keepingReplicationMode,
   leaseOn,
   pausedBefore,
+  plus,
   primaryAndStandby,
   timelineNow,
   untilWritable,
@@ -240,8 +241,6 @@ async function cancelLeak(lab: Lab) {
 
 type Kept = Awaited<ReturnType<typeof keptAcquisition>>;
 type Leak = Awaited<ReturnType<typeof cancelLeak>>;
-
-const plus = (fence: string | undefined, by: number) => String(BigInt(fence ?? "0") + BigInt(by));
 
 /** The promoted standby had the lease, refused the second switch, and let the holder finish. */
 function keptAsExpected(kept: Kept): boolean {
