@@ -3,14 +3,20 @@ import type { Experiment } from "./types";
 
 const ttlMs = 500;
 const callMs = 1_000;
+/**
+ * With fencing, the first switch pauses this long after its unlink, so its link reaches the provider after
+ * the second switch's read has registered the newer token, however busy the machine (in a sweep of 6 labs on
+ * 2 cores the second's read once came too late without it).
+ */
+const fencedPauseMs = 1_000;
 
 /**
  * Two switches with a TTL half the length of one provider call: the second starts once the first's TTL has
  * passed since it acquired, on the database's clock (its acquisition comes later through a pooler, and later
  * still on a busy machine).
  */
-async function overlap(lab: Lab, settings: Record<string, unknown>) {
-  await lab.fresh({ leaseTtlMs: ttlMs, provider: slowSwitchCalls(callMs), ...settings });
+async function overlap(lab: Lab, settings: Record<string, unknown>, note?: string) {
+  await lab.fresh({ leaseTtlMs: ttlMs, provider: slowSwitchCalls(callMs), ...settings }, note);
   const first = lab.switchTo(ada.github, "first switch");
   await lab.leaseTaken(callMs);
   const sentAfterTtl = await lab.leaseAged(ttlMs + 50);
@@ -43,6 +49,19 @@ async function overlap(lab: Lab, settings: Record<string, unknown>) {
   };
 }
 
+/** The same overlap with fencing, the first switch pausing after its unlink so that its link comes last. */
+const fencedOverlap = (lab: Lab) =>
+  overlap(
+    lab,
+    {
+      leaseSafeguards: false,
+      provider: { enforceFencing: true },
+      faults: { stall: { at: "unlinked", ms: fencedPauseMs } },
+    },
+    // The caption names the lesson first; read off the settings it would lead with the pause.
+    `fencing enforced, pauses ${fencedPauseMs / 1_000} s after unlinking`,
+  );
+
 export const ttlTooShort: Experiment = {
   id: "q3-ttl-too-short",
   title: "A TTL shorter than the switch",
@@ -59,7 +78,7 @@ export const ttlTooShort: Experiment = {
     "click twice with the safeguards off, then with fencing, then with the safeguards on.",
   async run(lab) {
     const textbook = await overlap(lab, { leaseSafeguards: false });
-    const fenced = await overlap(lab, { leaseSafeguards: false, provider: { enforceFencing: true } });
+    const fenced = await fencedOverlap(lab);
     // Safeguards on, and a provider limit of 1.5 s: the lease kept for a call cut at its deadline (which the
     // provider may still apply) is kept that long, not the default 10 s.
     const guarded = await overlap(lab, { leaseSafeguards: true, provider: { applyLimitMs: 1_500 } });
@@ -92,8 +111,8 @@ export const ttlTooShort: Experiment = {
           (textbook.auditConsistent
             ? `their calls happened not to corrupt it this time (the second answered ${textbook.second.status}). `
             : `the provider ended split (${textbook.violations.join("; ")}). `) +
-          "With fencing, the second switch's read registered its " +
-          "newer token at the provider, so the first switch's call, arriving later with the older token, " +
+          `With fencing (the first switch pausing ${fencedPauseMs} ms after its unlink), the second switch's read ` +
+          "registered its newer token at the provider, so the first switch's link, arriving later with the older token, " +
           `was refused (${fenced.fencedCalls} fenced call, answer ${fenced.first.status} fenced) ` +
           "and the provider stayed consistent. With the safeguards, the first switch renewed its lease (up " +
           "to 3 × TTL) and its calls carried a deadline inside it: the link was cut at " +
@@ -112,8 +131,9 @@ export const ttlTooShort: Experiment = {
           `${textbook.secondCalledProviderWhileFirstDid ? "called" : "did not call"} the provider while the first did, ` +
           `and the audit is ${textbook.auditConsistent ? "consistent" : "inconsistent"}. With fencing, ` +
           "the first switch answered " +
-          `${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""} and the ` +
-          `audit is ${fenced.auditConsistent ? "consistent" : "inconsistent"}. With the safeguards, ` +
+          `${fenced.first.status}${fenced.first.problemType ? ` ${fenced.first.problemType}` : ""}, the second ` +
+          `${fenced.second.status}, and the audit is ${fenced.auditConsistent ? "consistent" : "inconsistent"}. ` +
+          "With the safeguards, " +
           "the first switch answered " +
           `${guarded.first.status}${guarded.first.problemType ? ` ${guarded.first.problemType}` : ""}, ` +
           `the second ${guarded.second.status}, the next ${next.status}, and the audit after it is ` +
