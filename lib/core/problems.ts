@@ -140,13 +140,15 @@ export class OperationInProgress extends Problem {
     expiresAt: Date | null,
     remainingMs: number,
     detail = "Another request holds this user's lease; try again when it ends.",
+    /** The earlier operation whose provider call may still land, when that is what the answer waits for. */
+    awaitedOperationId?: string,
   ) {
     super(
       409,
       "operation-in-progress",
       "Another operation is already in progress",
       detail,
-      { expiresAt: expiresAt?.toISOString() ?? null },
+      { expiresAt: expiresAt?.toISOString() ?? null, ...(awaitedOperationId ? { awaitedOperationId } : {}) },
       { "Retry-After": String(Math.max(1, Math.ceil(remainingMs / 1000))) },
     );
   }

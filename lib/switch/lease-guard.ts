@@ -250,6 +250,7 @@ function journaledSection(
         entry.inFlightForMs,
         `A provider call of operation ${shortId(entry.operationId)} may still land until ` +
           `${entry.inFlightUntil?.toISOString()}: nothing can be read safely before then.`,
+        entry.operationId,
       );
     },
   };

@@ -3,7 +3,7 @@ import { afterAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import { preparingPool } from "../../db/prepared-statements";
 import type { Database } from "../../db/schema";
-import { NotYourUser } from "../core/problems";
+import { NotYourUser, OperationInProgress } from "../core/problems";
 import type { IdentityProviderClient } from "../provider/client";
 import { leaseGuard } from "./lease-guard";
 import { promoteToPrimary } from "./switch-primary";
@@ -75,5 +75,22 @@ describe("the product's switch on PostgreSQL", () => {
     ).rejects.toBeInstanceOf(NotYourUser);
     expect(counted.sent).toHaveLength(1);
     expect(await sql`SELECT 1 FROM switch_journal WHERE user_id = 'grace'`.execute(db)).toMatchObject({ rows: [] });
+  });
+
+  it("refuses while an earlier switch's call may still land past its deadline, naming that switch", async () => {
+    const earlier = "6f1c2a9e-8d4b-4c3a-9e2f-1a2b3c4d5e6f";
+    // Left by a holder that died between its calls, its unlink's outcome unknown for a minute more.
+    await sql`INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step, in_flight_until)
+              VALUES ('grace', ${earlier}::uuid, 0, 'github|1906', 'auth0|grace-email', 'unlinked',
+                      now() + interval '60 seconds')`.execute(db);
+    const refusal = await promoteToPrimary(db, provider, guard, {
+      userId: "grace",
+      identityId: "auth0|grace-email",
+    }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(OperationInProgress);
+    expect((refusal as OperationInProgress).toJSON()).toMatchObject({ status: 409, awaitedOperationId: earlier });
   });
 });

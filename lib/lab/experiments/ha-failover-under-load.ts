@@ -3,7 +3,6 @@ import pg from "pg";
 import { databaseCluster, type DatabaseNode } from "../database-nodes";
 import { databaseOperations, leaseOn, primaryAndStandby } from "./failover-facts";
 import type { ProviderCall } from "../../provider-sim/lab-client";
-import { shortId } from "../../switch/events";
 import type { UserAudit } from "../audit";
 import { ada, appliedWrites, slowSwitchCalls, type Attempt, type Lab } from "./lab";
 import type { Experiment } from "./types";
@@ -92,10 +91,6 @@ async function settledAudit(lab: Lab) {
   return { audit, settledAfterMs: Math.round(performance.now() - started) };
 }
 
-/** The operation a refusal waits for: one whose provider call, for all the lease knows, may still land. */
-const awaitedBy = (refusal: Attempt): string | null =>
-  /of operation (\S{8}) may still land/.exec(refusal.detail ?? "")?.[1] ?? null;
-
 const byStatus = (answers: Attempt[]): Record<string, number> =>
   answers.reduce<Record<string, number>>(
     (counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }),
@@ -159,16 +154,16 @@ async function failoverUnderLoad(lab: Lab) {
 const pick = ({ settled, consistent, violations }: UserAudit) => ({ settled, consistent, violations });
 
 /**
- * The switches the refusals before the first 200 waited for (their ids in the refusals' details), with their
+ * The switches the refusals before the first 200 waited for (the refusals' `awaitedOperationId`), with their
  * answer and how many of their provider writes the provider's log shows applied.
  */
 function awaiting(answers: Attempt[], refusals: Attempt[], calls: ProviderCall[]) {
-  const ids = new Set(refusals.flatMap((refusal) => awaitedBy(refusal) ?? []));
+  const ids = new Set(refusals.flatMap((refusal) => refusal.awaitedOperationId ?? []));
   return answers
-    .filter((answer) => ids.has(shortId(answer.operationId)))
+    .filter((answer) => ids.has(answer.operationId))
     .map((answer) => ({
       ...answerFact(answer),
-      refusals: refusals.filter((refusal) => awaitedBy(refusal) === shortId(answer.operationId)).length,
+      refusals: refusals.filter((refusal) => refusal.awaitedOperationId === answer.operationId).length,
       writesApplied: appliedWrites(calls, answer.operationId),
     }));
 }

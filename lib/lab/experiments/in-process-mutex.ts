@@ -45,7 +45,12 @@ async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityI
     headers: { "Content-Type": "application/json", Cookie: cookie },
     body: JSON.stringify({ identityId }),
   });
-  const body = (await answer.json()) as { operationId?: string; type?: string; detail?: string };
+  const body = (await answer.json()) as {
+    operationId?: string;
+    type?: string;
+    detail?: string;
+    awaitedOperationId?: string;
+  };
   // A problem carries no operation id: its lane, recorded by the other instance, names it.
   const operationId = body.operationId ?? (await peerLaneOf(lab, identityId));
   if (operationId) lab.note(operationId);
@@ -56,6 +61,7 @@ async function switchOnPeer(lab: Lab, peerUrl: string, cookie: string, identityI
     problemType: problemSlug(body.type),
     retryAfter: answer.headers.get("retry-after"),
     detail: body.detail ?? null,
+    awaitedOperationId: body.awaitedOperationId ?? null,
     startedMs,
     endedMs: lab.sinceStart(),
   };

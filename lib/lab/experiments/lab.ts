@@ -49,6 +49,8 @@ export interface Attempt {
   retryAfter: string | null;
   /** The problem's detail, as its route would answer it, or null. */
   detail: string | null;
+  /** A 409's earlier operation whose provider call may still land (the problem's `awaitedOperationId`), or null. */
+  awaitedOperationId: string | null;
   startedMs: number;
   endedMs: number;
 }
@@ -90,7 +92,10 @@ function attempter(recorder: Recorder, operationIds: string[], sinceStart: () =>
       recorder.complete(process, { operationId, label, f }, { status, problemType });
       const retryAfter = problem?.headers["Retry-After"] ?? null;
       const detail = problem?.detail ?? null;
-      return { label, operationId, status, problemType, retryAfter, detail, startedMs, endedMs: sinceStart() };
+      const awaited = problem?.extensions.awaitedOperationId;
+      const awaitedOperationId = typeof awaited === "string" ? awaited : null;
+      const ended = { startedMs, endedMs: sinceStart() };
+      return { label, operationId, status, problemType, retryAfter, detail, awaitedOperationId, ...ended };
     };
     try {
       await run(operationId);
