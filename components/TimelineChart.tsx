@@ -189,9 +189,8 @@ function useChartLayout(props: TimelineChartProps, width: number, svgRef: React.
       layoutTimeline({
         ...{ lanes, now, windowMs, width, late, groupOf, until, caption },
         everyLane: at !== undefined,
-        legendColumn: props.legendColumn,
       }),
-    [lanes, now, windowMs, width, late, groupOf, until, at, caption, props.legendColumn],
+    [lanes, now, windowMs, width, late, groupOf, until, at, caption],
   );
   useMovingNow(svgRef, { running, layout, clockOffsetMs, onHorizon: setClockNow });
   return { lanes, now, running, layout };

@@ -134,6 +134,12 @@ test.describe("the main page for a class", () => {
     const bottom = Math.max(timeline.y + timeline.height, audit.y + audit.height);
     expect(Math.min(timeline.y, audit.y)).toBeGreaterThan(makePrimary.y);
     expect(bottom - makePrimary.y).toBeLessThanOrEqual(844);
+    // Each lane's caption is whole in the legend column, left of where its request starts: no bar or mark over it.
+    for (const lane of await page.locator("svg g[data-operation-id]").all()) {
+      const caption = await box(lane.locator("text.tl-label"));
+      const request = await box(lane.locator("line.tl-request"));
+      expect(caption.x + caption.width).toBeLessThanOrEqual(request.x);
+    }
   });
 
   test("the pool gauge is in view under transaction, and folded away with the lab controls otherwise", async ({

@@ -21,7 +21,6 @@ function HandoutPicture({ record, title }: { record: RunRecord; title: string })
         lanes={drawing.lanes}
         at={to}
         groupOf={drawing.groupOf}
-        legendColumn
         laneCaption={drawing.laneCaption}
         marks={factMarks(record.steps, to, from)}
       />

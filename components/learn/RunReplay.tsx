@@ -87,7 +87,6 @@ export function RunReplay({ run, title, ref }: { run: RunRecord; title: string; 
         lanes={drawing.lanes}
         at={at}
         groupOf={drawing.groupOf}
-        legendColumn
         laneCaption={drawing.laneCaption}
         // A fact is marked once the moment shown has reached it (at the run's first moment, nothing has happened).
         marks={factMarks(run.steps, at, from)}

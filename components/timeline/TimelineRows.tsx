@@ -18,12 +18,11 @@ export interface RowContext {
 }
 
 /** A row's caption, as the layout cut it: a lane's in the legend column, a header's across the picture. */
-function Caption({ row, column }: { row: Row; column: boolean }) {
+function Caption({ row }: { row: Row }) {
   const header = row.kind === "user" || row.kind === "group";
   const className = row.kind === "user" ? "tl-user" : row.kind === "group" ? "tl-group" : "tl-label";
-  // Without a legend column, a lane's caption is one line above its bars.
   return (
-    <text x={4} y={row.top + (header ? 16 : column ? 12 : 13)} className={className}>
+    <text x={4} y={row.top + (header ? 16 : 12)} className={className}>
       {row.lines.map((line, index) => (
         <tspan key={index} x={4} dy={index === 0 ? 0 : header ? 14 : 12}>
           {line}
@@ -39,7 +38,7 @@ export function RowView({ row, context }: { row: Row; context: RowContext }) {
     return (
       <g className={row.kind === "user" ? "tl-user-row" : "tl-group-row"} data-group={row.key}>
         <line x1={0} x2="100%" y1={row.top + 2} y2={row.top + 2} className="tl-group-rule" />
-        <Caption row={row} column={context.layout.plotLeft > 0} />
+        <Caption row={row} />
       </g>
     );
   const bars = row.items.map((item) => <Bar key={item.key} item={item} top={row.top} context={context} />);
@@ -58,7 +57,7 @@ export function RowView({ row, context }: { row: Row; context: RowContext }) {
           : { "data-folded-count": row.lanes.length })}
       >
         {background}
-        <Caption row={row} column={context.layout.plotLeft > 0} />
+        <Caption row={row} />
         {bars}
       </g>
     );
@@ -68,7 +67,7 @@ export function RowView({ row, context }: { row: Row; context: RowContext }) {
   return (
     <g data-operation-id={lane.operationId} className={className}>
       {background}
-      <Caption row={row} column={context.layout.plotLeft > 0} />
+      <Caption row={row} />
       <line
         x1={x(ms(lane.requestedAt))}
         x2={x(end ?? context.now)}

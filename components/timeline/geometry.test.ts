@@ -186,7 +186,6 @@ describe("layoutTimeline for a saved run", () => {
       windowMs: null,
       width: 1_000,
       groupOf,
-      legendColumn: true,
     });
     expect(layout.rows.map((row) => row.kind)).toEqual(["group", "folded", "group", "lane"]);
     const [first, folded, second] = layout.rows;
@@ -196,34 +195,28 @@ describe("layoutTimeline for a saved run", () => {
   });
 
   it("fits every lane, however long the run took, and plots them right of the legend column", () => {
-    expect(
-      layoutTimeline({ lanes: [winner("aaaaaaaa", 0, 100)], now: t0, windowMs: null, width: 1_000 }).plotLeft,
-    ).toBe(0);
     const lanes = [winner("aaaaaaaa", 0, 100), winner("cccccccc", 40_000, 40_100)];
     const live = layoutTimeline({ lanes, now: t0 + 41_000, windowMs: null, width: 1_000 });
     expect(live.shown).toBe(1);
-    expect(live.plotLeft).toBe(0);
-    const replay = layoutTimeline({
-      ...{ lanes, now: t0 + 41_000, windowMs: null, width: 1_000 },
-      everyLane: true,
-      legendColumn: true,
-    });
+    const replay = layoutTimeline({ ...{ lanes, now: t0 + 41_000, windowMs: null, width: 1_000 }, everyLane: true });
     expect(replay.shown).toBe(2);
     expect(replay.plotLeft).toBe(320);
     expect(replay.scale.x(replay.scale.from)).toBeGreaterThan(replay.plotLeft);
     expect(replay.scale.x(replay.scale.to)).toBeLessThan(1_000);
   });
 
-  it("cuts each lane's caption into lines in the legend column, the row growing past three; live, one line above", () => {
+  it("cuts each lane's caption into lines in the legend column, the row growing past three, at a phone's width too", () => {
     const lanes = [winner("cccccccc", 0, 100)];
     const caption = () => "a caption long enough to need more than three lines in a column a third of 600 px wide";
-    const column = layoutTimeline({ lanes, now: t0, windowMs: null, width: 600, caption, legendColumn: true });
-    const lane = column.rows.find((row) => row.kind === "lane")!;
-    expect(lane.lines.length).toBeGreaterThan(3);
-    expect(lane.height).toBe(12 * lane.lines.length + 8);
-    expect(lane.lines.join("")).toBe(caption());
-    const live = layoutTimeline({ lanes, now: t0, windowMs: null, width: 600, caption });
-    expect(live.rows.find((row) => row.kind === "lane")).toMatchObject({ lines: [caption()], height: 44 });
+    for (const width of [600, 358]) {
+      const layout = layoutTimeline({ lanes, now: t0, windowMs: null, width, caption });
+      const lane = layout.rows.find((row) => row.kind === "lane")!;
+      expect(lane.lines.length).toBeGreaterThan(3);
+      expect(lane.height).toBe(12 * lane.lines.length + 8);
+      expect(lane.lines.join("")).toBe(caption());
+      // Every bar starts right of the column, so no caption is drawn under a bar or a mark.
+      expect(layout.scale.x(layout.scale.from)).toBeGreaterThan(layout.plotLeft);
+    }
   });
 
   it("reaches a mark after the last lane (the audit read as the run ended)", () => {

@@ -197,13 +197,11 @@ export interface LayoutInput {
   until?: number;
   /** Fit every lane (a saved run's, however long it took), not only the last `fitSpanMs` of them. */
   everyLane?: boolean;
-  /** Each row's caption: a lane's in the legend column, a header's across the picture. */
-  caption?: (row: RowContent) => string;
   /**
-   * Each lane's caption in a column of its own on the left, wrapped (a saved run's picture); without, on one
-   * line above its bars, across the picture (the live timeline).
+   * Each row's caption: a lane's wrapped in the legend column on the left, clear of its bars and marks at any
+   * width; a header's across the picture.
    */
-  legendColumn?: boolean;
+  caption?: (row: RowContent) => string;
 }
 
 export interface Layout {
@@ -227,7 +225,7 @@ export const horizon = (now: number, span: number): number => now + Math.max(500
 /** The time span drawn, right of the legend column: fit to the lanes, or the window up to now. */
 function scaleFor(shownLanes: Lane[], input: LayoutInput): { scale: Scale; origin: number } {
   const { now, windowMs, width, until = 0 } = input;
-  const left = input.legendColumn ? legendWidth(width) : 0;
+  const left = legendWidth(width);
   const plotWidth = width - left;
   // Room at both ends for a mark's circle (11 px), however narrow the plot.
   const pad = Math.max(0.03, 14 / Math.max(1, plotWidth));
@@ -286,8 +284,7 @@ export function layoutTimeline(input: LayoutInput): Layout {
     rows.push(row);
     top += row.height;
   }
-  const plotLeft = input.legendColumn ? legendWidth(input.width) : 0;
-  return { rows, scale, origin, height: top + 4, shown: shownLanes.length, plotLeft };
+  return { rows, scale, origin, height: top + 4, shown: shownLanes.length, plotLeft: legendWidth(input.width) };
 }
 
 /**
@@ -297,7 +294,6 @@ export function layoutTimeline(input: LayoutInput): Layout {
 function placed(content: RowContent, top: number, input: LayoutInput): Row {
   const text = input.caption?.(content) ?? "";
   const header = content.kind === "user" || content.kind === "group";
-  if (!input.legendColumn) return { ...content, top, height: header ? userHeight : laneHeight, lines: [text] } as Row;
   const room = (header ? input.width : legendWidth(input.width)) - 10;
   const lines = captionLines(text, charsIn(room, header ? 12.5 : 11), content.kind === "user" ? 1 : header ? 3 : 8);
   const height =

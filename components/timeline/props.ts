@@ -44,8 +44,6 @@ export interface TimelineChartProps {
   userNames?: Record<string, string>;
   /** A lane's caption in the legend column (a run's words for its request); by default, its operation in words. */
   laneCaption?: (lane: Lane) => string;
-  /** Each lane's caption in a legend column on the left (a saved run's picture); without, above its bars. */
-  legendColumn?: boolean;
   /** The group each lane is drawn in, under the group's caption (a run's variant); by default, by user. */
   groupOf?: (lane: Lane) => LaneGroup;
   /**
