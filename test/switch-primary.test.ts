@@ -27,7 +27,9 @@ describe("POST /api/users/{userId}/primary", () => {
   });
 
   it("under `lease`, lets one of many concurrent requests through and answers the rest 409 at once", async () => {
-    await app.configure({ strategy: "lease", provider: { latencyMs: 300 } });
+    // Calls of 1.5 s: the first switch holds the lease for 3 s, longer than a busy machine takes to deliver all
+    // twelve (at 300 ms, three came one after another on a loaded 2-core machine: 200, 200, 200).
+    await app.configure({ strategy: "lease", provider: { latencyMs: 1_500 } });
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, index) => session.ada.promote("ada", adaTargets[index % adaTargets.length]!)),
     );

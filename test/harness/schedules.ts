@@ -172,11 +172,18 @@ export function unfencedSaveArbitrary(instances: number): fc.Arbitrary<Schedule>
   });
 }
 
-/** The answers the contract allows a switch under `lease`, by status and problem type. */
+/**
+ * The answers the contract allows a switch under `lease`, by status and problem type. 503
+ * `database-unavailable` (with `Retry-After`) is a switch whose renewal took a whole renewal interval when its
+ * deadline came (lib/lease/deadline.ts's `unrenewed`): a stalling database, slowed on purpose (`slowRenewalMs`)
+ * or not — on a busy 2-core machine a 600 ms TTL's 200 ms interval was reached with no pause injected (seed 1815,
+ * the integration tier beside it). Stopping there is the safe answer; the audit and the leases are still checked.
+ */
 const allowed: Record<number, (string | null)[]> = {
   200: [null],
   409: ["operation-in-progress", "lease-lost", "fenced"],
   502: ["provider-failed", "recovery-failed"],
+  503: ["database-unavailable"],
   504: ["provider-deadline"],
 };
 
@@ -187,17 +194,8 @@ const allowedForRename: Record<number, (string | null)[]> = {
   504: ["provider-deadline"],
 };
 
-/**
- * A schedule whose renewals are slowed (the lab's `slowRenewalMs`, a stalling database) may also see a switch
- * whose renewal took a whole renewal interval when its deadline came: 503 `database-unavailable`, with
- * `Retry-After` (lib/lease/deadline.ts's `unrenewed`; on a busy machine 150 ms of pause reaches a short TTL's
- * interval).
- */
-const allowedWhileRenewalsStall: Record<number, (string | null)[]> = { 503: ["database-unavailable"] };
-
-export const isAllowed = ({ status, type, rename }: Outcome, renewalsStall = false): boolean =>
-  ((rename ? allowedForRename : allowed)[status]?.includes(type) ?? false) ||
-  (!rename && renewalsStall && (allowedWhileRenewalsStall[status]?.includes(type) ?? false));
+export const isAllowed = ({ status, type, rename }: Outcome): boolean =>
+  (rename ? allowedForRename : allowed)[status]?.includes(type) ?? false;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -318,7 +316,7 @@ export async function checkSchedule(
       ];
   return {
     outcomes,
-    unexpected: outcomes.filter((outcome) => !isAllowed(outcome, schedule.settings.faults.slowRenewalMs > 0)),
+    unexpected: outcomes.filter((outcome) => !isAllowed(outcome)),
     leasesFree,
     consistent,
     violations,
