@@ -5,7 +5,7 @@ const ttlMs = 500;
 const callMs = 1_000;
 /**
  * With fencing, the first switch pauses this long after its unlink, so its link reaches the provider after
- * the second switch's read has registered the newer token, however busy the machine (in a sweep of 6 labs on
+ * the second switch's read has registered the newer token, however busy the machine (in a sweep of 8 labs on
  * 2 cores the second's read once came too late without it).
  */
 const fencedPauseMs = 1_000;
