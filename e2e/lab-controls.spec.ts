@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { identityRow, openLabControls, readLab, resetLab, signInAs } from "./lab";
+import { identityRow, openLabControls, overlappingSwitchesProvider, readLab, resetLab, signInAs } from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -9,15 +9,7 @@ test("with the strategy set to No lock, two quick clicks corrupt the provider an
   page,
   request,
 }) => {
-  // Slow provider calls keep the two switches overlapping however long a busy machine takes between the
-  // clicks: the second must unlink before the first has linked.
-  expect(
-    (
-      await request.put("/api/lab", {
-        data: { provider: { latencyMs: 2_000, endpoints: { get: { latencyMs: 20 } } } },
-      })
-    ).status(),
-  ).toBe(200);
+  expect((await request.put("/api/lab", { data: { provider: overlappingSwitchesProvider } })).status()).toBe(200);
   await signInAs(page, "Ada Lovelace");
   await openLabControls(page);
   await page.getByLabel("How concurrent switches are kept apart").selectOption("none");
@@ -25,9 +17,9 @@ test("with the strategy set to No lock, two quick clicks corrupt the provider an
 
   await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
-  // Both have answered (two 2 s calls each): one switched, the other's link was refused.
-  await expect(page.getByText("Switched: now primary")).toBeVisible({ timeout: 15_000 });
-  await expect(page.getByText(/^The provider failed the link step \(HTTP 400\)/)).toBeVisible({ timeout: 15_000 });
+  // Both have answered (about 6.5 s each): one switched, the other's link was refused.
+  await expect(page.getByText("Switched: now primary")).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByText(/^The provider failed the link step \(HTTP 400\)/)).toBeVisible({ timeout: 20_000 });
 
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
   // The innermost list item: the finding itself, not the user around it.

@@ -18,6 +18,18 @@ export async function signInAs(page: Page, displayName: string): Promise<void> {
   await expect(page.getByRole("heading", { name: `${displayName}'s identities` })).toBeVisible();
 }
 
+/**
+ * Provider latencies under which two switches clicked one after the other under `none` corrupt the provider
+ * however long a loaded machine takes between the clicks: the second reads the user before the first has
+ * saved and unlinks its identity before the first links (a 6 s link leaves 6 s between the clicks for both),
+ * then links the old primary a second time, which the provider refuses (400). A switch takes about 6.5 s,
+ * inside the 10 s TTL that bounds it.
+ */
+export const overlappingSwitchesProvider = {
+  latencyMs: 500,
+  endpoints: { get: { latencyMs: 20 }, link: { latencyMs: 6_000 } },
+};
+
 export const identityRow = (page: Page, identityId: string) => page.locator(`li[data-identity-id="${identityId}"]`);
 
 /** Unfolds the lab's controls (folded away by default). */

@@ -1,6 +1,15 @@
 import { expect, test, type Page } from "@playwright/test";
 import { startApp } from "../test/harness/app-server";
-import { identityRow, labDatabaseUrl, openLabControls, readLab, resetLab, seriousViolations, signInAs } from "./lab";
+import {
+  identityRow,
+  labDatabaseUrl,
+  openLabControls,
+  overlappingSwitchesProvider,
+  readLab,
+  resetLab,
+  seriousViolations,
+  signInAs,
+} from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -110,16 +119,12 @@ test("no serious or critical accessibility violation: at rest, during a switch, 
   expect(await seriousViolations(page)).toEqual([]);
   await expect(identityRow(page, "github|8812").getByText("Switched: now primary")).toBeVisible();
 
-  // Slow enough that the second switch unlinks before the first links, however long a loaded machine takes
-  // between the clicks.
-  await request.put("/api/lab", {
-    data: { strategy: "none", provider: { latencyMs: 2_000, endpoints: { get: { latencyMs: 20 } } } },
-  });
+  await request.put("/api/lab", { data: { strategy: "none", provider: overlappingSwitchesProvider } });
   await expect(page.getByText(/^Strategy none\./)).toBeVisible();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await page.getByRole("button", { name: "Make primary for Apple · ada@icloud.test" }).click();
-  // Two 2 s calls each, then the audit's settling margin.
-  await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/, { timeout: 20_000 });
+  // Both switches' calls (about 6.5 s each), then the audit's settling margin.
+  await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/, { timeout: 25_000 });
   await expect(page.getByText(/the audit tells what the provider is left with/)).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
 
