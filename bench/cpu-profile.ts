@@ -2,7 +2,7 @@
  * Where a process's CPU went, from V8's `.cpuprofile` files (`node --cpu-prof`): every sample's time is put on
  * what the code is. The code of a sample is its stack's nearest frame that belongs to this project or to a
  * package, mapped back through the build's source maps; Node.js's own internals (sockets, HTTP parsing,
- * streams, timers) count for the code that called them, and `fetch` (undici) for itself.
+ * streams, timers, the web `Request` and `Response`) count for the code that called them.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
@@ -37,7 +37,9 @@ export const monotonicMicros = (): number => Number(process.hrtime.bigint() / 10
  * What a source file is, as docs/performance.md's table names it; null: Node.js internals, which count for their
  * caller.
  */
-export function partOf(source: string): string | null {
+export function partOf(encoded: string): string | null {
+  // A bundle's source map names its sources URL-encoded (`%40opentelemetry`, `%5BuserId%5D`).
+  const source = decodeURIComponent(encoded);
   const packageName = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
   if (
     packageName === "next" ||
@@ -50,10 +52,13 @@ export function partOf(source: string): string | null {
   if (packageName && /^(pg|pg-protocol|pg-pool|pg-types|pgpass|pg-connection-string|postgres-.*)$/.test(packageName))
     return "pg (the PostgreSQL driver)";
   if (packageName === "kysely") return "Kysely (building queries)";
+  if (packageName?.startsWith("@opentelemetry/")) return "OpenTelemetry (spans)";
   if (packageName === "zod") return "zod (checking input)";
   if (packageName) return packageName;
-  if (source.includes("internal/deps/undici")) return "fetch (undici): the provider calls";
-  // Node.js's internals, and the WebAssembly HTTP parser fetch runs (llhttp): the caller's.
+  // Node.js's internals: the caller's. Node's own undici among them: the provider calls go over `node:http`, so
+  // what runs in undici is the web `Request` and `Response` a route handler is given and answers (Next.js's,
+  // or a route's own `request.json()`), with the WebAssembly HTTP parser it carries (llhttp).
+  if (source.includes("internal/deps/undici")) return null;
   if (source.startsWith("node:") || source.startsWith("wasm:") || source === "") return null;
   const file = source.replace(/^.*\[project\]\//, "").replace(/^.*?\/(?=(lib|app|db|bench)\/)/, "");
   if (file.startsWith("lib/lab/")) return "the lab (timeline, faults, stream)";

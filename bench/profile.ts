@@ -1,9 +1,10 @@
 /**
  * `npm run bench:profile`: where a switch's CPU goes, for docs/performance.md's table. Each server (the lab on,
  * the lab off, the switch outside Next.js, next-min and bare: bench/app-cpu.ts) runs alone under V8's
- * sampling profiler (`--cpu-prof`) while K users switch at once, wave after wave; it then stops and writes
- * its profile, and each sample of the measured waves is put on the part of the code it was in
- * (cpu-profile.ts). The profiler itself costs some CPU, so the shares are the finding; `npm run bench` gives
+ * sampling profiler (`--cpu-prof`) while 64 users switch at once, wave after wave, then while one user
+ * switches 10 times one after the other (K = 1, where each switch pays the fixed costs alone); it then stops
+ * and writes its profile, and each sample of each load's measured waves is put on the part of the code it was
+ * in (cpu-profile.ts). The profiler itself costs some CPU, so the shares are the finding; `npm run bench` gives
  * the unprofiled CPU per switch.
  * Results: a table on the terminal and bench/results/profile.json.
  */
@@ -24,7 +25,10 @@ import { cpuByPart } from "./cpu-profile";
 import { round } from "./stats";
 
 const plan = {
-  loads: [{ users: 64, switchesEach: 1, readsPageFirst: false, waves: 10 }],
+  loads: [
+    { users: 64, switchesEach: 1, readsPageFirst: false, waves: 10 },
+    { users: 1, switchesEach: 10, readsPageFirst: false, waves: 10 },
+  ],
   warmupWaves: 10,
   latencyMs: 200,
   poolSize: 16,
@@ -64,9 +68,9 @@ try {
     const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
     const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
     const server = await startServer(name, nodeOptions);
-    let measured: AppCpuResult;
+    let measured: AppCpuResult[];
     try {
-      [measured] = (await appCpu(
+      measured = await appCpu(
         [
           {
             name,
@@ -79,24 +83,27 @@ try {
         lab,
         { ...plan, random: seededRandom(1) },
         progress,
-      )) as [AppCpuResult];
+      );
     } finally {
       // The profile is written as the process ends.
       await server.stop();
     }
-    const parts = cpuByPart(directory, measured.window);
+    for (const load of measured) {
+      const parts = cpuByPart(directory, load.window);
+      const profiledMs = [...parts.values()].reduce((sum, each) => sum + each, 0);
+      const switches = load.users * load.switchesEach * load.cpuMsPerSwitch.runs.length;
+      results.push({
+        server: name,
+        load: load.load,
+        switches,
+        cpuMsPerSwitch: load.cpuMsPerSwitch,
+        profiledMsPerSwitch: profiledMs / switches,
+        parts: [...parts.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .map(([part, ms]) => ({ part, share: ms / profiledMs, msPerSwitch: ms / switches })),
+      });
+    }
     rmSync(directory, { recursive: true, force: true });
-    const profiledMs = [...parts.values()].reduce((sum, each) => sum + each, 0);
-    const switches = plan.loads[0]!.users * plan.loads[0]!.waves;
-    results.push({
-      server: name,
-      switches,
-      cpuMsPerSwitch: measured.cpuMsPerSwitch,
-      profiledMsPerSwitch: profiledMs / switches,
-      parts: [...parts.entries()]
-        .sort((a, b) => b[1] - a[1])
-        .map(([part, ms]) => ({ part, share: ms / profiledMs, msPerSwitch: ms / switches })),
-    });
   }
 } finally {
   await labApp.stop();
@@ -104,7 +111,9 @@ try {
 }
 
 for (const result of results) {
-  console.log(`\n${result.server}: ${result.profiledMsPerSwitch.toFixed(2)} ms of CPU per switch (profiled)`);
+  console.log(
+    `\n${result.server}, ${result.load}: ${result.profiledMsPerSwitch.toFixed(2)} ms of CPU per switch (profiled)`,
+  );
   console.table(
     result.parts.map((each) => ({
       part: each.part,
