@@ -7,8 +7,11 @@
  * switching (the servers that serve the page).
  *
  * CPU is read from /proc for each server's processes only (the provider, the database and this client are
- * other processes), over each wave and the 300 ms after it, net of the server's own rate at rest, measured
- * first over `restMs`.
+ * other processes), over each wave and the 300 ms after it, net of the server's own rate at rest: the median
+ * of `restWindows` windows spread over `restMs`, the servers taking turns, so that one burst of other work (a
+ * collection, a timer, another process on the machine) moves one window and not the rate. A single 10 s window
+ * once gave the lab off 3.8 % of a core at rest, more than its K = 1 waves then used: their figures came out
+ * negative.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Kysely } from "kysely";
@@ -49,8 +52,8 @@ export interface AppCpuResult {
   name: string;
   load: string;
   readsPageFirst: boolean;
-  /** At rest, before any load: CPU time per second of wall time, as % of one core. */
-  restingPercentOfCore: number;
+  /** At rest, after the warm-up and before any load: CPU time per second of wall time, as % of one core, per window. */
+  restingPercentOfCore: Repeated;
   users: number;
   switchesEach: number;
   /** Per wave: until all its switches had answered. */
@@ -63,13 +66,26 @@ export interface AppCpuResult {
 }
 
 const settleMs = 300;
+const restWindows = 5;
 
-/** CPU ms per wall-clock second the server spends with nothing to do. */
-async function restingRate(server: CpuServer, restMs: number): Promise<number> {
+/** CPU ms per wall-clock second the server spends with nothing to do, over one window. */
+async function restingRate(server: CpuServer, windowMs: number): Promise<number> {
   const before = processCpuMs(server.pid)!;
   const started = performance.now();
-  await sleep(restMs);
+  await sleep(windowMs);
   return (processCpuMs(server.pid)! - before) / ((performance.now() - started) / 1000);
+}
+
+/** Each server's resting rate per window, the servers taking turns window by window in a seeded order. */
+async function restingRates(servers: CpuServer[], options: Options, progress: (note: string) => void) {
+  const windows = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
+  await sleep(settleMs);
+  for (let round = 0; round < restWindows; round++)
+    for (const server of shuffled(servers, options.random)) {
+      progress(`CPU per switch: ${server.name} at rest, window ${round + 1}/${restWindows}`);
+      windows.get(server)!.push(await restingRate(server, options.restMs / restWindows));
+    }
+  return new Map([...windows].map(([server, rates]) => [server, repeated(rates)]));
 }
 
 /**
@@ -114,9 +130,13 @@ interface Options {
   warmupWaves: number;
   latencyMs: number;
   poolSize: number;
+  /** All of a server's resting windows together. */
   restMs: number;
   random: () => number;
 }
+
+/** CPU ms per second as % of one core (1,000 ms per second). */
+const percentOfCore = (rate: Repeated): Repeated => repeated(rate.runs.map((each) => each / 10));
 
 /** One measured wave: its wall time, and the server's CPU per switch net of its rate at rest. */
 async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, restingRate: number, switches: number) {
@@ -151,11 +171,7 @@ export async function appCpu(
     progress(`CPU per switch: ${server.name}, warming up`);
     for (let i = 0; i < options.warmupWaves; i++) await wave(server, warmup);
   }
-  const rates = new Map<CpuServer, number>();
-  for (const server of servers) {
-    progress(`CPU per switch: ${server.name} at rest for ${options.restMs / 1000} s`);
-    rates.set(server, await restingRate(server, options.restMs));
-  }
+  const rates = await restingRates(servers, options, progress);
   statuses.clear();
   const results: AppCpuResult[] = [];
   for (const load of options.loads) {
@@ -166,7 +182,7 @@ export async function appCpu(
       for (const server of shuffled(measured, options.random)) {
         progress(`CPU per switch: ${server.name}, ${loadName(load)}, wave ${round + 1}/${load.waves}`);
         const switches = load.users * load.switchesEach;
-        const figures = await measuredWave(() => wave(server, load), server, rates.get(server)!, switches);
+        const figures = await measuredWave(() => wave(server, load), server, rates.get(server)!.median, switches);
         samples.get(server)!.wallMs.push(figures.wallMs);
         samples.get(server)!.cpu.push(figures.cpuMsPerSwitch);
       }
@@ -176,7 +192,7 @@ export async function appCpu(
         name: server.name,
         load: loadName(load),
         readsPageFirst: load.readsPageFirst,
-        restingPercentOfCore: rates.get(server)! / 10,
+        restingPercentOfCore: percentOfCore(rates.get(server)!),
         users: load.users,
         switchesEach: load.switchesEach,
         wallMs: repeated(wallMs),

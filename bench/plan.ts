@@ -42,7 +42,7 @@ const fullPlan: typeof quickPlan = {
   // The servers started for this step warm up first (10 waves of 64): the main app has run thousands of
   // switches by then, and code the JIT has not yet optimised costs more per call. K = 1: 10 switches one
   // after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
-  appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 10_000, warmupWaves: 10 },
+  appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000, warmupWaves: 10 },
 };
 
 export const planFor = (quick: boolean) => (quick ? quickPlan : fullPlan);

@@ -102,7 +102,7 @@ function cpuTables(results: Results): void {
       load: server.load,
       "CPU per switch (ms)": spread(server.cpuMsPerSwitch),
       "wall (ms)": Math.round(server.wallMs.median),
-      "at rest (% of a core)": ms(server.restingPercentOfCore),
+      "at rest (% of a core)": spread(server.restingPercentOfCore),
       answers: answersText(server.statuses),
     })),
   );
