@@ -3,6 +3,7 @@
  * and the product's switch route reaches the provider without the lab or msw (issue: a lean product path).
  * Process-wide state is kept in one way only: through `processSingleton`.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -85,21 +86,16 @@ const sourcesUnder = (directory: string): string[] =>
 
 const relative = (file: string) => path.relative(root, file);
 
-/** What is not the repository's own source: packages, git's store, build output, the lab's data, reports. */
-const notSource = new Set(["node_modules", ".git", ".next", ".lab", "test-results", "playwright-report"]);
-
-/** Every code file of the repository, tests included. */
+/**
+ * Every code file of the repository, tests included: what git tracks or would track, so that build output,
+ * packages and the lab's data stay out wherever .gitignore keeps them (bench/next-min/.next, lib/lease/dist, …).
+ */
 const repositoryCode = (): string[] =>
-  readdirSync(root, { withFileTypes: true })
-    .filter((entry) => !notSource.has(entry.name))
-    .flatMap((entry) =>
-      entry.isDirectory()
-        ? readdirSync(path.join(root, entry.name), { recursive: true, encoding: "utf8" }).map((name) =>
-            path.join(root, entry.name, name),
-          )
-        : [path.join(root, entry.name)],
-    )
-    .filter((file) => /\.[cm]?[jt]sx?$/.test(file) && statSync(file).isFile());
+  execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, encoding: "utf8" })
+    .split("\0")
+    .filter((name) => /\.[cm]?[jt]sx?$/.test(name))
+    .map((name) => path.join(root, name))
+    .filter((file) => existsSync(file) && statSync(file).isFile());
 
 describe("the layers", () => {
   it.each([
@@ -176,7 +172,7 @@ describe("the layers", () => {
     // A relative import of the folder resolves through its package.json to dist/ once a pack has built it, and
     // the app would then type-check against two copies of the same types (a file of the folder is its source).
     const byPath = repositoryCode()
-      .filter((file) => /\.tsx?$/.test(file) && !/(^|\/)dist\//.test(relative(file)))
+      .filter((file) => /\.tsx?$/.test(file))
       .flatMap((file) =>
         [...readFileSync(file, "utf8").matchAll(/^\s*(?:import|export)\b[^'";]*?\sfrom\s+["'](\.[^"']*)["']/gm)]
           .map((match) => ({ file, specifier: match[1]! }))
