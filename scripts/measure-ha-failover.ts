@@ -9,24 +9,14 @@
  *   BASE_URL (http://127.0.0.1:$PORT), DB_OPERATOR_URL (http://127.0.0.1:$DB_OPERATOR_PORT)
  */
 import { setTimeout as pause } from "node:timers/promises";
-import { databaseCluster, operate } from "../lib/lab/database-nodes";
+import { countByStatus } from "../lib/core/status-counts";
+import { databaseCluster, operate, promotionAfter } from "../lib/lab/database-nodes";
 import { appClient } from "../test/harness/http-client";
-import { byStatus, switchLoad } from "../test/harness/switch-load";
+import { switchLoad } from "../test/harness/switch-load";
 
 const baseUrl = process.env.BASE_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
 const operatorUrl = process.env.DB_OPERATOR_URL ?? `http://127.0.0.1:${process.env.DB_OPERATOR_PORT ?? 6449}`;
 const users = 8;
-
-async function promotionAfter(killedAt: number, killed: string): Promise<{ node: string; afterMs: number }> {
-  for (const limit = performance.now() + 120_000; performance.now() < limit; await pause(100)) {
-    const cluster = await databaseCluster(operatorUrl);
-    const promoted = cluster?.events.find(
-      (event) => event.kind === "promoted" && event.node !== killed && Date.parse(event.at) >= killedAt,
-    );
-    if (promoted) return { node: promoted.node!, afterMs: Date.parse(promoted.at) - killedAt };
-  }
-  throw new Error("Patroni promoted no standby within 2 minutes");
-}
 
 async function main(): Promise<void> {
   const before = await databaseCluster(operatorUrl);
@@ -44,7 +34,9 @@ async function main(): Promise<void> {
   await pause(3_000);
   const killedAt = Date.now();
   await operate("POST", `/nodes/${primary.name}/kill`, undefined, operatorUrl);
-  const promotion = await promotionAfter(killedAt, primary.name);
+  const promoted = await promotionAfter(new Date(killedAt), primary.name, { limitMs: 120_000, operatorUrl });
+  if (!promoted) throw new Error("Patroni promoted no standby within 2 minutes");
+  const promotion = { node: promoted.node, afterMs: promoted.at.getTime() - killedAt };
   await pause(8_000);
   await load.stop();
   const killedAtInLoad = killedAt - loadStarted;
@@ -62,7 +54,7 @@ async function main(): Promise<void> {
     promoted: promotion.node,
     killToPromotionMs: promotion.afterMs,
     killToFirst200AfterPromotionMs: firstSuccess ? firstSuccess.at - killedAtInLoad : null,
-    answers: byStatus(load.answers),
+    answers: countByStatus(load.answers),
     serverErrors: load.answers.filter((answer) => answer.status >= 500 && answer.status !== 503).length,
     unavailableWithoutRetryAfter: load.answers.filter((answer) => answer.status === 503 && !answer.retryAfter).length,
     notAnswered: load.answers.filter((answer) => answer.status === 0).length,

@@ -3,6 +3,7 @@
  * scripts/parts/database-operator.ts), and the operations the failover experiments ask of it. Over loopback
  * HTTP: the app never starts, kills or promotes a database process itself.
  */
+import { setTimeout as pause } from "node:timers/promises";
 import { config } from "../core/config";
 import { requestJson } from "../provider/http-json";
 
@@ -41,6 +42,24 @@ export async function databaseCluster(operatorUrl = config.databaseOperatorUrl):
   } catch {
     return null;
   }
+}
+
+/**
+ * When the operator saw a node other than `killed` promoted, at or after `killedAt` (Patroni's own moment);
+ * null if none was within `limitMs`.
+ */
+export async function promotionAfter(
+  killedAt: Date,
+  killed: string,
+  { limitMs, operatorUrl = config.databaseOperatorUrl }: { limitMs: number; operatorUrl?: string },
+): Promise<{ node: string; at: Date } | null> {
+  for (const limit = Date.now() + limitMs; Date.now() < limit; await pause(100)) {
+    const promoted = (await databaseCluster(operatorUrl))?.events.find(
+      (event) => event.kind === "promoted" && event.node !== killed && Date.parse(event.at) >= killedAt.getTime(),
+    );
+    if (promoted) return { node: promoted.node!, at: new Date(promoted.at) };
+  }
+  return null;
 }
 
 /** Asks the operator for one operation (`POST /nodes/pg1/kill`, …); the cluster after it. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startApp, type RunningApp } from "../harness/app-server";
 import { appClient } from "../harness/http-client";
-import { byStatus, switchLoad } from "../harness/switch-load";
+import { countByStatus } from "../../lib/core/status-counts";
+import { switchLoad } from "../harness/switch-load";
 import { startChildProvider } from "../../lib/lab/provider-process-control";
 import { cluster, failover, failoverPorts, offClusterDatabase } from "./cluster";
 
@@ -36,7 +37,7 @@ describe("the app across a promotion (a primary with a synchronous standby)", ()
     // the provider's apply limit, 10 s) and the reconciler has settled it; a user with none in flight, not at all.
     await expect.poll(() => switched(promotedAt), { timeout: 30_000, interval: 100 }).toBe(true);
     await load.stop();
-    const counts = byStatus(load.answers);
+    const counts = countByStatus(load.answers);
     const others = load.answers.filter((answer) => ![200, 409, 503].includes(answer.status));
     const when = others.map(({ at, status, problemType }) => `${status} ${problemType} at ${at - promotedAt} ms`);
     console.log(`answers around the promotion: ${JSON.stringify(counts)}; others, from the promotion: ${when}`);

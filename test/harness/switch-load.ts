@@ -52,10 +52,3 @@ export async function switchLoad(baseUrl: string, clients: number): Promise<Swit
     },
   };
 }
-
-/** The answers counted by status, e.g. `{ 200: 310, 409: 280, 503: 12 }`. */
-export const byStatus = (answers: LoadAnswer[]): Record<string, number> =>
-  answers.reduce<Record<string, number>>(
-    (counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }),
-    {},
-  );

@@ -1,6 +1,7 @@
 import { setTimeout as pause } from "node:timers/promises";
 import pg from "pg";
-import { databaseCluster, type DatabaseNode } from "../database-nodes";
+import { countByStatus } from "../../core/status-counts";
+import { promotionAfter, type DatabaseNode } from "../database-nodes";
 import { databaseOperations, leaseOn, primaryAndStandby } from "./failover-facts";
 import type { ProviderCall } from "../../provider-sim/lab-client";
 import type { UserAudit } from "../audit";
@@ -42,17 +43,6 @@ function switchLoad(lab: Lab) {
   };
 }
 
-/** When the operator saw Patroni promote a node other than `killed`, after `killedAt`; null within the limit. */
-async function promotionAfter(killedAt: Date, killed: string): Promise<{ node: string; at: Date } | null> {
-  for (const limit = Date.now() + limitMs; Date.now() < limit; await pause(100)) {
-    const promoted = (await databaseCluster())?.events.find(
-      (event) => event.kind === "promoted" && event.node !== killed && Date.parse(event.at) >= killedAt.getTime(),
-    );
-    if (promoted) return { node: promoted.node!, at: new Date(promoted.at) };
-  }
-  return null;
-}
-
 /** Until `node` has ended its recovery (a primary now, out of its last WAL's replay); false within the limit. */
 async function untilOutOfRecovery(node: DatabaseNode): Promise<boolean> {
   for (const limit = Date.now() + limitMs; Date.now() < limit; await pause(50)) {
@@ -91,12 +81,6 @@ async function settledAudit(lab: Lab) {
   return { audit, settledAfterMs: Math.round(performance.now() - started) };
 }
 
-const byStatus = (answers: Attempt[]): Record<string, number> =>
-  answers.reduce<Record<string, number>>(
-    (counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }),
-    {},
-  );
-
 /**
  * The kill of the primary (marked on the lane that started last) and Patroni's promotion (marked likewise), with
  * ada's fence read on the primary just before the kill and on the promoted node as soon as its replay is over.
@@ -109,7 +93,7 @@ async function killThePrimary(lab: Lab, primary: DatabaseNode, standby: Database
   await databaseOperations.kill(primary.name);
   const killed = `the primary ${primary.name} is killed (SIGKILL to Patroni and PostgreSQL)`;
   lab.mark(lab.operationIds.at(-1)!, killed, killedAt);
-  const promotion = await promotionAfter(killedAt, primary.name);
+  const promotion = await promotionAfter(killedAt, primary.name, { limitMs });
   if (!promotion) return { fenceBeforeKill, killedMs, promotion, promotedMs: null, fenceOnPromoted: null };
   lab.mark(lab.operationIds.at(-1)!, `Patroni promotes ${promotion.node}, the synchronous standby`, promotion.at);
   // What it kept of the old primary (the app may have begun writing on it: the fence only grows then).
@@ -190,8 +174,8 @@ function facts(
     fenceOnPromoted: failover.fenceOnPromoted,
     killToPromotionMs: promotedMs === null ? null : promotedMs - killedMs,
     killToFirst200Ms: back ? back.endedMs - killedMs : null,
-    answers: byStatus(answers),
-    before: byStatus(answers.filter((answer) => answer.endedMs < killedMs)),
+    answers: countByStatus(answers),
+    before: countByStatus(answers.filter((answer) => answer.endedMs < killedMs)),
     refusedBeforeBack: { count: refusedBeforeBack.length, awaiting: awaiting(answers, refusedBeforeBack, calls) },
     unexpectedAnswers: answers.filter((answer) => ![200, 409, 503].includes(answer.status)).map(answerFact),
     unavailableWithoutRetryAfter: answers.filter((answer) => answer.status === 503 && !answer.retryAfter).length,
