@@ -20,7 +20,7 @@ import { appClient, type AppClient } from "../test/harness/http-client";
 import type { BenchUser } from "./bench-users";
 import { monotonicMicros } from "./cpu-profile";
 import { freshLab } from "./http-load";
-import { processCpuMs } from "./process-cpu";
+import { mainThreadCpuMs, processCpuMs } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
 export type CpuServerName = "lab on" | "lab off" | "outside Next.js" | "next-min" | "bare";
@@ -60,6 +60,11 @@ export interface AppCpuResult {
   wallMs: Repeated;
   /** Per wave: the server's CPU time net of its resting rate, divided by the wave's switches. */
   cpuMsPerSwitch: Repeated;
+  /**
+   * Per wave: the part of it on the server's main threads (not net of rest: at rest it is ~0), what a V8 profile
+   * sees; the rest ran on V8's and libuv's helper threads.
+   */
+  mainThreadMsPerSwitch: Repeated;
   statuses: Record<string, number>;
   /** When the measured waves ran, in µs of the monotonic clock (for a CPU profile's samples). */
   window: { fromUs: number; toUs: number };
@@ -140,7 +145,7 @@ const percentOfCore = (rate: Repeated): Repeated => repeated(rate.runs.map((each
 
 /** One measured wave: its wall time, and the server's CPU per switch net of its rate at rest. */
 async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, restingRate: number, switches: number) {
-  const cpuBefore = processCpuMs(server.pid)!;
+  const [cpuBefore, mainBefore] = [processCpuMs(server.pid)!, mainThreadCpuMs(server.pid)!];
   const started = performance.now();
   await wave();
   const wallMs = performance.now() - started;
@@ -148,7 +153,8 @@ async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, res
   await sleep(settleMs);
   const windowMs = performance.now() - started;
   const usedMs = processCpuMs(server.pid)! - cpuBefore - (restingRate * windowMs) / 1000;
-  return { wallMs, cpuMsPerSwitch: usedMs / switches };
+  const mainThreadMs = mainThreadCpuMs(server.pid)! - mainBefore;
+  return { wallMs, cpuMsPerSwitch: usedMs / switches, mainThreadMsPerSwitch: mainThreadMs / switches };
 }
 
 export async function appCpu(
@@ -176,18 +182,22 @@ export async function appCpu(
   const results: AppCpuResult[] = [];
   for (const load of options.loads) {
     const measured = servers.filter((server) => server.isTheApp || !load.readsPageFirst);
-    const samples = new Map(measured.map((server) => [server, { wallMs: [] as number[], cpu: [] as number[] }]));
+    const samples = new Map(
+      measured.map((server) => [server, { wallMs: [] as number[], cpu: [] as number[], main: [] as number[] }]),
+    );
     const fromUs = monotonicMicros();
     for (let round = 0; round < load.waves; round++)
       for (const server of shuffled(measured, options.random)) {
         progress(`CPU per switch: ${server.name}, ${loadName(load)}, wave ${round + 1}/${load.waves}`);
         const switches = load.users * load.switchesEach;
         const figures = await measuredWave(() => wave(server, load), server, rates.get(server)!.median, switches);
-        samples.get(server)!.wallMs.push(figures.wallMs);
-        samples.get(server)!.cpu.push(figures.cpuMsPerSwitch);
+        const sample = samples.get(server)!;
+        sample.wallMs.push(figures.wallMs);
+        sample.cpu.push(figures.cpuMsPerSwitch);
+        sample.main.push(figures.mainThreadMsPerSwitch);
       }
     const window = { fromUs, toUs: monotonicMicros() };
-    for (const [server, { wallMs, cpu }] of samples)
+    for (const [server, { wallMs, cpu, main }] of samples)
       results.push({
         name: server.name,
         load: loadName(load),
@@ -197,6 +207,7 @@ export async function appCpu(
         switchesEach: load.switchesEach,
         wallMs: repeated(wallMs),
         cpuMsPerSwitch: repeated(cpu),
+        mainThreadMsPerSwitch: repeated(main),
         statuses: statuses.get(`${server.name}|${loadName(load)}`) ?? {},
         window,
       });

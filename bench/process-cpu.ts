@@ -1,7 +1,8 @@
 /**
  * The CPU time a process and its descendants have used so far (user + system, all their threads), from
  * Linux's /proc: what the app spends per switch, measured in the same run as the wall times it explains.
- * Null where /proc is missing.
+ * Null where /proc is missing. Its main threads' share apart (`mainThreadCpuMs`): a V8 profile sees only the main
+ * thread, so the rest (V8's collector and compiler helpers, libuv's pool) is what a profile leaves out.
  */
 import { execSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -13,9 +14,10 @@ interface ProcessStat {
   cpuMs: number;
 }
 
-function statOf(pid: number): ProcessStat | null {
+/** A process's stat (all its threads), or one thread's: `/proc/PID/task/TID/stat`. */
+function statOf(pid: number, thread?: number): ProcessStat | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, "utf8");
     // After the command's name (in parentheses, which may hold spaces) come the state (field 3), the parent
     // (field 4) and, as fields 14 and 15, the user and system time in clock ticks.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -26,25 +28,35 @@ function statOf(pid: number): ProcessStat | null {
   }
 }
 
-/** The CPU time of `pid` and every process under it (a framework's workers count as the app's). */
-export function processCpuMs(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  const own = statOf(pid);
-  if (!own) return null;
+/** `pid` and every process under it (a framework's workers count as the app's); empty when `pid` is gone. */
+function processTree(pid: number): number[] {
+  if (!statOf(pid)) return [];
   const children = new Map<number, number[]>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const stat = statOf(Number(name));
     if (stat) children.set(stat.parent, [...(children.get(stat.parent) ?? []), Number(name)]);
   }
-  let total = 0;
+  const tree: number[] = [];
   const visit = (each: number) => {
-    total += each === pid ? own.cpuMs : (statOf(each)?.cpuMs ?? 0);
+    tree.push(each);
     for (const child of children.get(each) ?? []) visit(child);
   };
   visit(pid);
-  return total;
+  return tree;
 }
+
+const cpuOfTree = (pid: number | undefined, cpuOf: (each: number) => number | undefined): number | null => {
+  const tree = pid === undefined ? [] : processTree(pid);
+  return tree.length === 0 ? null : tree.reduce((total, each) => total + (cpuOf(each) ?? 0), 0);
+};
+
+/** The CPU time of `pid` and every process under it. */
+export const processCpuMs = (pid: number | undefined): number | null => cpuOfTree(pid, (each) => statOf(each)?.cpuMs);
+
+/** The same, on each process's main thread only (its thread id is the process's). */
+export const mainThreadCpuMs = (pid: number | undefined): number | null =>
+  cpuOfTree(pid, (each) => statOf(each, each)?.cpuMs);
 
 /** The CPU time of several processes (and theirs), added up: two instances of the app count as one. */
 export function processesCpuMs(pids: readonly (number | undefined)[]): number | null {

@@ -97,6 +97,7 @@ try {
         load: load.load,
         switches,
         cpuMsPerSwitch: load.cpuMsPerSwitch,
+        mainThreadMsPerSwitch: load.mainThreadMsPerSwitch,
         profiledMsPerSwitch: profiledMs / switches,
         parts: [...parts.entries()]
           .sort((a, b) => b[1] - a[1])

@@ -49,6 +49,22 @@ function cpuTable(run: Run): string {
   );
 }
 
+/** How much of each server's CPU ran on its main thread (what a V8 profile sees), beside all of it. */
+function mainThreadTable(run: Run): string {
+  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
+  const figure = (name: CpuServerName, load: "many" | "one") => {
+    const result = cpuOf(run, name, load);
+    if (!result?.mainThreadMsPerSwitch) return "—";
+    const [main, all] = [result.mainThreadMsPerSwitch.median, result.cpuMsPerSwitch.median];
+    return `${ms(main)} of ${ms(all)} (${Math.round((100 * main) / all)} %)`;
+  };
+  const many = cpuOf(run, "lab on", "many")?.users ?? 64;
+  return table(
+    ["server", `main thread, K = ${many}`, "main thread, K = 1"],
+    names.map((name) => [name, figure(name, "many"), figure(name, "one")]),
+  );
+}
+
 function wholeTable(run: Run): string {
   const median = (name: CpuServerName) => cpuOf(run, name, "many")?.cpuMsPerSwitch.median ?? NaN;
   return table(
@@ -73,6 +89,10 @@ console.log(
     "CPU per switch, ms, median [min–max] of waves:",
     "",
     cpuTable(run),
+    "",
+    "Of it on the servers' main threads (ms per switch, medians; the rest ran on V8's and libuv's helper threads):",
+    "",
+    mainThreadTable(run),
     "",
     wholeTable(run),
     "",

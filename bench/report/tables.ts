@@ -101,6 +101,7 @@ function cpuTables(results: Results): void {
       server: server.name,
       load: server.load,
       "CPU per switch (ms)": spread(server.cpuMsPerSwitch),
+      "main thread (ms)": ms(server.mainThreadMsPerSwitch?.median ?? null),
       "wall (ms)": Math.round(server.wallMs.median),
       "at rest (% of a core)": spread(server.restingPercentOfCore),
       answers: answersText(server.statuses),
