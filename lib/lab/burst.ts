@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { IdentityNotLinked, Problem, UserNotFound } from "../core/problems";
+import { countByStatus } from "../core/status-counts";
 import type { IdentityProviderClient } from "../provider/client";
 import { identitiesOf } from "../switch/users";
 import { auditConsistency, type UserAudit } from "./audit";
@@ -47,8 +48,7 @@ export async function fireBurst(
     if (!problem) console.error("[burst] unexpected failure:", outcome.reason);
     return { identityId, status: problem?.status ?? 500, problem: problem?.title ?? "Internal error" };
   });
-  const counts: Record<string, number> = {};
-  for (const result of results) counts[result.status] = (counts[result.status] ?? 0) + 1;
+  const counts = countByStatus(results);
   const report = await auditConsistency(db);
   return {
     counts,
