@@ -20,7 +20,7 @@ import { appClient, type AppClient } from "../test/harness/http-client";
 import type { BenchUser } from "./bench-users";
 import { monotonicMicros } from "./cpu-profile";
 import { freshLab } from "./http-load";
-import { mainThreadCpuMs, processCpuMs } from "./process-cpu";
+import { processTreeCpu, type TreeCpu } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
 export type CpuServerName = "lab on" | "lab off" | "outside Next.js" | "next-min" | "bare";
@@ -61,7 +61,7 @@ export interface AppCpuResult {
   /** Per wave: the server's CPU time net of its resting rate, divided by the wave's switches. */
   cpuMsPerSwitch: Repeated;
   /**
-   * Per wave: the part of it on the server's main threads (not net of rest: at rest it is ~0), what a V8 profile
+   * Per wave: the part of it on the server's main threads, net of their own rate at rest: what a V8 profile
    * sees; the rest ran on V8's and libuv's helper threads.
    */
   mainThreadMsPerSwitch: Repeated;
@@ -73,24 +73,34 @@ export interface AppCpuResult {
 const settleMs = 300;
 const restWindows = 5;
 
-/** CPU ms per wall-clock second the server spends with nothing to do, over one window. */
-async function restingRate(server: CpuServer, windowMs: number): Promise<number> {
-  const before = processCpuMs(server.pid)!;
+/** CPU ms per wall-clock second the server spends with nothing to do, over one window (all threads, main ones). */
+async function restingRate(server: CpuServer, windowMs: number): Promise<TreeCpu> {
+  const before = processTreeCpu(server.pid)!;
   const started = performance.now();
   await sleep(windowMs);
-  return (processCpuMs(server.pid)! - before) / ((performance.now() - started) / 1000);
+  const after = processTreeCpu(server.pid)!;
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    allMs: (after.allMs - before.allMs) / seconds,
+    mainThreadMs: (after.mainThreadMs - before.mainThreadMs) / seconds,
+  };
 }
 
-/** Each server's resting rate per window, the servers taking turns window by window in a seeded order. */
+/** Each server's resting rates per window, the servers taking turns window by window in a seeded order. */
 async function restingRates(servers: CpuServer[], options: Options, progress: (note: string) => void) {
-  const windows = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
+  const windows = new Map<CpuServer, TreeCpu[]>(servers.map((server) => [server, []]));
   await sleep(settleMs);
   for (let round = 0; round < restWindows; round++)
     for (const server of shuffled(servers, options.random)) {
       progress(`CPU per switch: ${server.name} at rest, window ${round + 1}/${restWindows}`);
       windows.get(server)!.push(await restingRate(server, options.restMs / restWindows));
     }
-  return new Map([...windows].map(([server, rates]) => [server, repeated(rates)]));
+  return new Map(
+    [...windows].map(([server, rates]) => [
+      server,
+      { all: repeated(rates.map((rate) => rate.allMs)), mainThread: repeated(rates.map((rate) => rate.mainThreadMs)) },
+    ]),
+  );
 }
 
 /**
@@ -143,18 +153,18 @@ interface Options {
 /** CPU ms per second as % of one core (1,000 ms per second). */
 const percentOfCore = (rate: Repeated): Repeated => repeated(rate.runs.map((each) => each / 10));
 
-/** One measured wave: its wall time, and the server's CPU per switch net of its rate at rest. */
-async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, restingRate: number, switches: number) {
-  const [cpuBefore, mainBefore] = [processCpuMs(server.pid)!, mainThreadCpuMs(server.pid)!];
+/** One measured wave: its wall time, and the server's CPU per switch (all of it, its main threads) net of rest. */
+async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, resting: TreeCpu, switches: number) {
+  const before = processTreeCpu(server.pid)!;
   const started = performance.now();
   await wave();
   const wallMs = performance.now() - started;
   // What a wave leaves to do after its answers (a lane write, the live stream, a collection) is its cost too.
   await sleep(settleMs);
-  const windowMs = performance.now() - started;
-  const usedMs = processCpuMs(server.pid)! - cpuBefore - (restingRate * windowMs) / 1000;
-  const mainThreadMs = mainThreadCpuMs(server.pid)! - mainBefore;
-  return { wallMs, cpuMsPerSwitch: usedMs / switches, mainThreadMsPerSwitch: mainThreadMs / switches };
+  const seconds = (performance.now() - started) / 1000;
+  const after = processTreeCpu(server.pid)!;
+  const used = (of: keyof TreeCpu) => (after[of] - before[of] - resting[of] * seconds) / switches;
+  return { wallMs, cpuMsPerSwitch: used("allMs"), mainThreadMsPerSwitch: used("mainThreadMs") };
 }
 
 export async function appCpu(
@@ -190,7 +200,9 @@ export async function appCpu(
       for (const server of shuffled(measured, options.random)) {
         progress(`CPU per switch: ${server.name}, ${loadName(load)}, wave ${round + 1}/${load.waves}`);
         const switches = load.users * load.switchesEach;
-        const figures = await measuredWave(() => wave(server, load), server, rates.get(server)!.median, switches);
+        const rest = rates.get(server)!;
+        const resting = { allMs: rest.all.median, mainThreadMs: rest.mainThread.median };
+        const figures = await measuredWave(() => wave(server, load), server, resting, switches);
         const sample = samples.get(server)!;
         sample.wallMs.push(figures.wallMs);
         sample.cpu.push(figures.cpuMsPerSwitch);
@@ -202,7 +214,7 @@ export async function appCpu(
         name: server.name,
         load: loadName(load),
         readsPageFirst: load.readsPageFirst,
-        restingPercentOfCore: percentOfCore(rates.get(server)!),
+        restingPercentOfCore: percentOfCore(rates.get(server)!.all),
         users: load.users,
         switchesEach: load.switchesEach,
         wallMs: repeated(wallMs),

@@ -1,7 +1,7 @@
 /**
  * The CPU time a process and its descendants have used so far (user + system, all their threads), from
  * Linux's /proc: what the app spends per switch, measured in the same run as the wall times it explains.
- * Null where /proc is missing. Its main threads' share apart (`mainThreadCpuMs`): a V8 profile sees only the main
+ * Null where /proc is missing. Its main threads' share apart (`processTreeCpu`): a V8 profile sees only the main
  * thread, so the rest (V8's collector and compiler helpers, libuv's pool) is what a profile leaves out.
  */
 import { execSync } from "node:child_process";
@@ -46,17 +46,26 @@ function processTree(pid: number): number[] {
   return tree;
 }
 
-const cpuOfTree = (pid: number | undefined, cpuOf: (each: number) => number | undefined): number | null => {
+export interface TreeCpu {
+  allMs: number;
+  /** On each process's main thread only (its thread id is the process's). */
+  mainThreadMs: number;
+}
+
+/** The CPU time of `pid` and every process under it, all their threads and their main threads, from one scan. */
+export function processTreeCpu(pid: number | undefined): TreeCpu | null {
   const tree = pid === undefined ? [] : processTree(pid);
-  return tree.length === 0 ? null : tree.reduce((total, each) => total + (cpuOf(each) ?? 0), 0);
-};
+  if (tree.length === 0) return null;
+  const used = { allMs: 0, mainThreadMs: 0 };
+  for (const each of tree) {
+    used.allMs += statOf(each)?.cpuMs ?? 0;
+    used.mainThreadMs += statOf(each, each)?.cpuMs ?? 0;
+  }
+  return used;
+}
 
 /** The CPU time of `pid` and every process under it. */
-export const processCpuMs = (pid: number | undefined): number | null => cpuOfTree(pid, (each) => statOf(each)?.cpuMs);
-
-/** The same, on each process's main thread only (its thread id is the process's). */
-export const mainThreadCpuMs = (pid: number | undefined): number | null =>
-  cpuOfTree(pid, (each) => statOf(each, each)?.cpuMs);
+export const processCpuMs = (pid: number | undefined): number | null => processTreeCpu(pid)?.allMs ?? null;
 
 /** The CPU time of several processes (and theirs), added up: two instances of the app count as one. */
 export function processesCpuMs(pids: readonly (number | undefined)[]): number | null {

@@ -36,8 +36,9 @@ function runLine(run: Run): string {
   );
 }
 
+const serverNames: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
+
 function cpuTable(run: Run): string {
-  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
   const figure = (name: CpuServerName, load: "many" | "one" | "page") => {
     const result = cpuOf(run, name, load);
     return result ? `${spread(result.cpuMsPerSwitch)}` : "—";
@@ -45,13 +46,12 @@ function cpuTable(run: Run): string {
   const many = cpuOf(run, "lab on", "many")?.users ?? 64;
   return table(
     ["server", `K = ${many}`, "K = 1", "page read + switch, K = 1"],
-    names.map((name) => [name, figure(name, "many"), figure(name, "one"), figure(name, "page")]),
+    serverNames.map((name) => [name, figure(name, "many"), figure(name, "one"), figure(name, "page")]),
   );
 }
 
 /** How much of each server's CPU ran on its main thread (what a V8 profile sees), beside all of it. */
 function mainThreadTable(run: Run): string {
-  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
   const figure = (name: CpuServerName, load: "many" | "one") => {
     const result = cpuOf(run, name, load);
     if (!result?.mainThreadMsPerSwitch) return "—";
@@ -61,7 +61,7 @@ function mainThreadTable(run: Run): string {
   const many = cpuOf(run, "lab on", "many")?.users ?? 64;
   return table(
     ["server", `main thread, K = ${many}`, "main thread, K = 1"],
-    names.map((name) => [name, figure(name, "many"), figure(name, "one")]),
+    serverNames.map((name) => [name, figure(name, "many"), figure(name, "one")]),
   );
 }
 
