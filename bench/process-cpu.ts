@@ -77,3 +77,23 @@ export function processesCpuMs(pids: readonly (number | undefined)[]): number | 
   }
   return pids.length === 0 ? null : total;
 }
+
+/**
+ * The CPU time of each thread of `pid` and of every process under it, by process and then thread id, in the order
+ * they were created (ids grow): a Node.js process's main thread, then V8's platform workers, then libuv's pool,
+ * which starts at its first use. Node 20 names none of them (each is `node` in /proc).
+ */
+export function threadsCpuMs(pid: number): { pid: number; thread: number; cpuMs: number }[] {
+  return processTree(pid).flatMap((each) => {
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${each}/task`);
+    } catch {
+      return [];
+    }
+    return threads
+      .map(Number)
+      .sort((a, b) => a - b)
+      .map((thread) => ({ pid: each, thread, cpuMs: statOf(each, thread)?.cpuMs ?? 0 }));
+  });
+}
