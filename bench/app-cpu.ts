@@ -140,6 +140,41 @@ async function switchers(servers: CpuServer[], users: BenchUser[]) {
   return { wave, statuses };
 }
 
+/** Every server's first switches compile, connect and get optimised: `waves` waves of `users` at once, in turn. */
+async function warmUpWaves(
+  servers: CpuServer[],
+  wave: (server: CpuServer, load: CpuLoad) => Promise<unknown>,
+  users: number,
+  waves: number,
+  progress: (note: string) => void,
+) {
+  const load: CpuLoad = { users, switchesEach: 1, readsPageFirst: false, waves };
+  for (const server of servers) {
+    progress(`${server.name}: warming up`);
+    for (let i = 0; i < waves; i++) await wave(server, load);
+  }
+}
+
+/**
+ * Warms up servers just started, before a step measures them (plan.ts's `cpuWarmupWaves`): users of their own
+ * under `lease`, at the given latency. The next step's `freshLab` resets the lab.
+ */
+export async function warmUp(
+  servers: CpuServer[],
+  db: Kysely<Database>,
+  lab: AppClient,
+  options: { users: number; waves: number; latencyMs: number; poolSize: number },
+  progress: (note: string) => void,
+) {
+  const users = await freshLab(lab, db, options.users, {
+    strategy: "lease",
+    poolSize: options.poolSize,
+    latencyMs: options.latencyMs,
+  });
+  const { wave } = await switchers(servers, users);
+  await warmUpWaves(servers, wave, options.users, options.waves, progress);
+}
+
 interface Options {
   loads: CpuLoad[];
   warmupWaves: number;
@@ -181,12 +216,7 @@ export async function appCpu(
     latencyMs: options.latencyMs,
   });
   const { wave, statuses } = await switchers(servers, users);
-  const warmup: CpuLoad = { users: most, switchesEach: 1, readsPageFirst: false, waves: options.warmupWaves };
-  // Warm-up: every server's first switches compile, connect and get optimised.
-  for (const server of servers) {
-    progress(`CPU per switch: ${server.name}, warming up`);
-    for (let i = 0; i < options.warmupWaves; i++) await wave(server, warmup);
-  }
+  await warmUpWaves(servers, wave, most, options.warmupWaves, progress);
   const rates = await restingRates(servers, options, progress);
   statuses.clear();
   const results: AppCpuResult[] = [];

@@ -8,6 +8,16 @@ const cpuLoads = (users: number, switchesEach: number, waves: { many: number; on
   { users: 1, switchesEach, readsPageFirst: true, waves: waves.one },
 ];
 
+/**
+ * Waves of 64 switches every server started for the bench runs before it is measured: its JIT is still compiling
+ * long after the first waves. From their start (`bench/jit-warmup.ts`, seed 41), the lab off's CPU per switch
+ * fell from 5.00 ms in waves 1–10 to 3.13 in waves 31–40 and then held (2.97–3.44), next-min's from 2.66 to
+ * 1.56 (1.41–2.03 after); Turbofan compiled 457 functions in the first 10 waves and still 151 in waves 61–70.
+ * With 10 waves (what the bench ran before) the app's figure was about 1.5× its later one. A server in use has
+ * long passed that point.
+ */
+export const cpuWarmupWaves = 40;
+
 const quickPlan = {
   micro: { iterations: 200, warmup: 50, repetitions: 3 },
   contention: { acquirers: [10, 50], samples: 200, repetitions: 3 },
@@ -17,7 +27,8 @@ const quickPlan = {
   twoInstances: { users: 4, repetitions: 2 },
   clicks: { repetitions: 2 },
   balanced: { strategies: ["lease", "none"] as Strategy[], userCounts: [16], poolSizes: [4] },
-  appCpu: { loads: cpuLoads(16, 3, { many: 3, one: 2 }), restMs: 3_000, warmupWaves: 3 },
+  warmUp: { users: 16, waves: 3 },
+  appCpu: { loads: cpuLoads(16, 3, { many: 3, one: 2 }), restMs: 3_000 },
 };
 
 const fullPlan: typeof quickPlan = {
@@ -39,10 +50,10 @@ const fullPlan: typeof quickPlan = {
   clicks: { repetitions: 5 },
   // Two instances behind HAProxy: where one event loop is the limit, the second core is the next step.
   balanced: { strategies: ["lease", "none"], userCounts: [64], poolSizes: [2, 4, 16] },
-  // The servers started for this step warm up first (10 waves of 64): the main app has run thousands of
-  // switches by then, and code the JIT has not yet optimised costs more per call. K = 1: 10 switches one
-  // after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
-  appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000, warmupWaves: 10 },
+  // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
+  // Every app and server started for a step runs these first, before anything of it is measured.
+  warmUp: { users: 64, waves: cpuWarmupWaves },
+  appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000 },
 };
 
 export const planFor = (quick: boolean) => (quick ? quickPlan : fullPlan);

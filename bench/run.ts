@@ -32,7 +32,7 @@ import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, type CpuServer } from "./app-cpu";
+import { appCpu, warmUp, type CpuServer } from "./app-cpu";
 import { clickWaves, type ClickKind, type ClicksResult } from "./clicks";
 import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
 import {
@@ -75,6 +75,21 @@ async function libraryStep(databaseUrl: string) {
   return { micro, contention };
 }
 
+/** Apps just started, warmed up before a step measures them; the lab's client is the first app's. */
+const warmedUp = (apps: RunningApp[], labApp: RunningApp, db: Kysely<Database>) =>
+  warmUp(
+    apps.map((each) => ({
+      name: `app on ${each.baseUrl}`,
+      baseUrl: each.baseUrl,
+      pid: each.process.pid!,
+      isTheApp: true,
+    })),
+    db,
+    appClient(labApp.baseUrl),
+    { ...plan.warmUp, latencyMs: scalingLatencyMs, poolSize: 16 },
+    progress,
+  );
+
 /** 2. One instance over HTTP: a lone switch, K at once, the bystander; then two instances on one database. */
 async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: Kysely<Database>) {
   const [baseUrl, appPid] = [app.baseUrl, app.process.pid];
@@ -106,6 +121,7 @@ async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: 
   bystander.push(await reads("lease", 0));
   progress("starting a second app instance on the same database");
   const other = await second();
+  await warmedUp([other], app, db);
   const options = { ...plan.twoInstances, latencyMs: scalingLatencyMs };
   const pair = await twoInstances([baseUrl, other.baseUrl], db, options, progress);
   await other.stop();
@@ -126,6 +142,7 @@ async function clicksStep(app: RunningApp, databaseUrl: string, db: Kysely<Datab
   const pair = await startBalancedPair({ databaseUrl, balancerPort, env: appEnv });
   const balanced: WaveResult[] = [];
   try {
+    await warmedUp(pair.apps, app, db);
     const appPids = pair.apps.map((each) => each.process.pid!);
     for (const kind of kinds)
       clicks.push(await clickWaves(pair.balancerUrl, db, { ...options, kind, instances: 2, appPids }, progress));
@@ -167,7 +184,13 @@ async function cpuStep(app: RunningApp, databaseUrl: string, db: Kysely<Database
     server("next-min", nextMin, false),
     server("bare", bare, false),
   ];
-  const cpuOptions = { ...plan.appCpu, latencyMs: scalingLatencyMs, poolSize: 16, random };
+  const cpuOptions = {
+    ...plan.appCpu,
+    warmupWaves: plan.warmUp.waves,
+    latencyMs: scalingLatencyMs,
+    poolSize: 16,
+    random,
+  };
   const lab = appClient(app.baseUrl);
   const measured = await appCpu(servers, db, lab, cpuOptions, progress);
   // Every server really switched: the app's rows and the provider's accounts still agree.
@@ -183,6 +206,7 @@ try {
   const library = await libraryStep(databaseUrl);
   const app = await startApp({ databaseUrl, port: port("BENCH_APP_PORT", 3214), env: appEnv });
   started.push(app);
+  await warmedUp([app], app, db);
   const second = () => startApp({ databaseUrl, port: port("BENCH_SECOND_APP_PORT", 3219), env: appEnv });
   const http = await httpStep(app, second, db);
   const { clicks, balanced } = await clicksStep(app, databaseUrl, db);
