@@ -28,6 +28,7 @@ import { prepareDatabase } from "../db/prepare";
 import type { Database } from "../db/schema";
 import { seededRandom } from "../lib/provider-sim/chaos";
 import { startApp, type RunningApp } from "../test/harness/app-server";
+import { benchSystemParts, ensureSystemParts } from "../scripts/parts/system-parts";
 import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
@@ -197,6 +198,12 @@ async function cpuStep(app: RunningApp, databaseUrl: string, db: Kysely<Database
   return { appCpu: measured, appCpuConsistent: (await lab.audit()).consistent as boolean };
 }
 
+// Checked first: the run needs HAProxy only after minutes of measuring.
+const missingParts = ensureSystemParts(undefined, progress, { parts: benchSystemParts, neededBy: "npm run bench" });
+if (missingParts) {
+  console.error(missingParts);
+  process.exit(1);
+}
 const databaseUrl = await prepareDatabase(databaseFor("bench"), { fresh: true });
 const { db } = createDb(databaseUrl, 2);
 const postgresVersion = (await sql<{ version: string }>`SELECT version()`.execute(db)).rows[0]!.version;

@@ -24,6 +24,9 @@ export const systemParts: SystemPart[] = [
   { debianPackage: "haproxy", programs: ["haproxy"] },
 ];
 
+/** What `npm run bench` needs: HAProxy, for two instances behind it. */
+export const benchSystemParts = systemParts.filter((part) => part.debianPackage === "haproxy");
+
 /**
  * What `npm run test:failover` needs (and the replicated shapes, `--replica` and `--ha`): Debian's PostgreSQL 15
  * (its pg_basebackup, outside PATH), Patroni, etcd, and HAProxy in front of them.
