@@ -79,7 +79,13 @@ export default defineConfig({
         resolve,
         test: {
           name: "unit",
-          include: ["lib/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts", "docs/**/*.test.ts"],
+          include: [
+            "lib/**/*.test.ts",
+            "components/**/*.test.ts",
+            "scripts/**/*.test.ts",
+            "docs/**/*.test.ts",
+            "bench/**/*.test.ts",
+          ],
           exclude: ["lib/**/*.pg.test.ts"],
         },
       },

@@ -38,6 +38,18 @@ export const idleReadP99 = (runs: BystanderResult[]): Repeated =>
 /** Milliseconds as the tables print them. */
 export const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? "n/a" : value.toFixed(2));
 
+/**
+ * A figure a target compares with `limit`, to `digits` decimals or as many more (up to 4) as it takes for the
+ * text to fall on the same side of the limit as the figure: 1.2044 against ≤ 1.2 is "1.204", never "1.20".
+ */
+export function figureAgainst(value: number, limit: number, digits = 2): string {
+  for (let decimals = digits; decimals < 4; decimals++) {
+    const text = value.toFixed(decimals);
+    if (Number(text) <= limit === value <= limit) return text;
+  }
+  return value.toFixed(4);
+}
+
 /** A figure over repetitions as `median [min–max]`. */
 export const spread = (figure: Repeated, digits = 2, unit = "") =>
   `${figure.median.toFixed(digits)}${unit} [${figure.min.toFixed(digits)}–${figure.max.toFixed(digits)}]`;

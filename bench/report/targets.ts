@@ -5,7 +5,7 @@
 import type { ClickKind } from "../clicks";
 import type { Strategy, WaveResult } from "../http-load";
 import type { Repeated } from "../stats";
-import { answersText, clicksOf, cpuOf, idleReadP99, ms, spread, type Results } from "./results";
+import { answersText, clicksOf, cpuOf, figureAgainst, idleReadP99, ms, spread, type Results } from "./results";
 
 export interface Target {
   /** The bench's step it belongs to. */
@@ -17,7 +17,8 @@ export interface Target {
 
 type Add = (target: string, measured: string, holds: boolean) => void;
 
-const ratioText = (ratio: Repeated) => `${ratio.median.toFixed(2)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`;
+const ratioText = (ratio: Repeated, limit: number) =>
+  `${figureAgainst(ratio.median, limit)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`;
 
 function libraryTargets(results: Results, add: Add): void {
   const { ratios } = results.micro;
@@ -27,7 +28,7 @@ function libraryTargets(results: Results, add: Add): void {
     ["library ≤ 1.3× two bare UPDATEs, p50", ratios.libraryToBareP50, 1.3],
     ["library ≤ 1.3× two bare UPDATEs, p99", ratios.libraryToBareP99, 1.3],
   ] as const) {
-    if (Number.isFinite(ratio.median)) add(name, ratioText(ratio), ratio.median <= limit);
+    if (Number.isFinite(ratio.median)) add(name, ratioText(ratio, limit), ratio.median <= limit);
   }
   for (const run of results.contention) {
     add(
@@ -38,7 +39,7 @@ function libraryTargets(results: Results, add: Add): void {
     if (Number.isFinite(run.libraryToRawP99.median))
       add(
         `contention N=${run.acquirers}: p99 ≤ 1.2× raw statement`,
-        ratioText(run.libraryToRawP99),
+        ratioText(run.libraryToRawP99, 1.2),
         run.libraryToRawP99.median <= 1.2,
       );
   }
@@ -50,18 +51,20 @@ function loneSwitchTargets(results: Results, add: Add): void {
   if (!loneLease) return;
   add(
     `one switch, lease: p50 ≤ 2L + 8 ms (L = ${loneLease.latencyMs} ms)`,
-    `${loneLease.p50.median.toFixed(1)} ms (${loneLease.outsideProviderP50.median.toFixed(1)} ms outside the provider)`,
+    `${figureAgainst(loneLease.p50.median, 2 * loneLease.latencyMs + 8, 1)} ms ` +
+      `(${loneLease.outsideProviderP50.median.toFixed(1)} ms outside the provider)`,
     loneLease.p50.median <= 2 * loneLease.latencyMs + 8,
   );
   if (loneNone)
     add(
       "one switch: the lease adds ≤ 3 ms over none, p50",
-      `${(loneLease.p50.median - loneNone.p50.median).toFixed(1)} ms (none ${loneNone.p50.median.toFixed(1)} ms)`,
+      `${figureAgainst(loneLease.p50.median - loneNone.p50.median, 3, 1)} ms (none ${loneNone.p50.median.toFixed(1)} ms)`,
       loneLease.p50.median - loneNone.p50.median <= 3,
     );
 }
 
-const times2L = (wallMs: number, latencyMs: number) => `${(wallMs / (2 * latencyMs)).toFixed(2)} × 2L`;
+const times2L = (wallMs: number, latencyMs: number, limit: number) =>
+  `${figureAgainst(wallMs / (2 * latencyMs), limit)} × 2L`;
 
 /** The lease's wall time at each K and P: on one instance, or (where measured) on two behind HAProxy. */
 function leaseScalingTargets(results: Results, add: Add, latencyMs: number): void {
@@ -76,8 +79,8 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
     ];
     add(
       `scaling, lease K=${wave.users} P=${wave.poolSize}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
-      `one: ${times2L(wave.wallMs.median, latencyMs)}` +
-        (pair ? `; two: ${times2L(pair.wallMs.median, latencyMs)}` : "") +
+      `one: ${times2L(wave.wallMs.median, latencyMs, limit)}` +
+        (pair ? `; two: ${times2L(pair.wallMs.median, latencyMs, limit)}` : "") +
         (one ? " (holds on one)" : two ? " (holds on two)" : ""),
       one || two,
     );
@@ -89,7 +92,7 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       if (lease && none)
         add(
           `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`,
-          `${(lease.wallMs.median / none.wallMs.median).toFixed(2)}× none's (${Math.round(none.wallMs.median)} ms)`,
+          `${figureAgainst(lease.wallMs.median / none.wallMs.median, 1.05)}× none's (${Math.round(none.wallMs.median)} ms)`,
           lease.wallMs.median <= 1.05 * none.wallMs.median,
         );
     }
@@ -101,7 +104,7 @@ function queueingTargets(results: Results, add: Add): void {
     const ratio = wave.wallMs.median / wave.predictedMs;
     add(
       `scaling, ${wave.strategy} K=${wave.users} P=${wave.poolSize}: about ⌈K/P⌉ × 2L`,
-      `${ratio.toFixed(2)} × prediction`,
+      `${figureAgainst(ratio, ratio > 1 ? 1.3 : 0.8)} × prediction`,
       ratio >= 0.8 && ratio <= 1.3,
     );
   }
@@ -113,7 +116,7 @@ function bystanderTargets(results: Results, add: Add): void {
     const p99 = run.reads.p99 ?? run.reads.max;
     add(
       `bystander, lease K=${run.users}: read p99 ≤ 2× idle`,
-      `${(p99 / idle.median).toFixed(2)}× idle (idle p99 ${ms(idle.median)} ms [${ms(idle.min)}–${ms(idle.max)}])`,
+      `${figureAgainst(p99 / idle.median, 2)}× idle (idle p99 ${ms(idle.median)} ms [${ms(idle.min)}–${ms(idle.max)}])`,
       p99 <= 2 * idle.median,
     );
   }
@@ -137,7 +140,7 @@ function twoInstanceTargets(results: Results, add: Add, latencyMs: number): void
   );
   add(
     `two instances, lease: wall ≤ 1.2 × 2L`,
-    `${(pair.wallMs.median / (2 * latencyMs)).toFixed(2)} × 2L`,
+    times2L(pair.wallMs.median, latencyMs, 1.2),
     pair.wallMs.median <= 1.2 * 2 * latencyMs,
   );
 }
@@ -154,8 +157,8 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
     const holds = (run: typeof one | undefined) => !!run && run.wallMs.median <= limit * 2 * latencyMs;
     add(
       `clicks, ${kind}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
-      `one: ${times2L(one.wallMs.median, latencyMs)}` +
-        (two ? `; two: ${times2L(two.wallMs.median, latencyMs)}` : "") +
+      `one: ${times2L(one.wallMs.median, latencyMs, limit)}` +
+        (two ? `; two: ${times2L(two.wallMs.median, latencyMs, limit)}` : "") +
         (holds(one) ? " (holds on one)" : holds(two) ? " (holds on two)" : ""),
       holds(one) || holds(two),
     );
@@ -170,7 +173,12 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
     );
   }
   const storm = clicksOf(results, "30 clicks at once", 1)?.cpuMsPerClick;
-  if (storm) add("clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click", `${spread(storm)} ms`, storm.median <= 2.5);
+  if (storm)
+    add(
+      "clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click",
+      `${figureAgainst(storm.median, 2.5)} [${storm.min.toFixed(2)}–${storm.max.toFixed(2)}] ms`,
+      storm.median <= 2.5,
+    );
 }
 
 /** The app's CPU per switch against next-min's (Next.js's own) and its own K = 64 figure. */
@@ -183,13 +191,13 @@ function cpuTargets(results: Results, add: Add): void {
     add(
       `CPU per switch, K=${labOff.users}: lab off ≤ next-min + 0.8 ms`,
       `${spread(labOff.cpuMsPerSwitch)} ms; next-min ${spread(nextMin.cpuMsPerSwitch)} ms: ` +
-        `+${ms(perSwitch(labOff) - perSwitch(nextMin))} ms`,
+        `+${figureAgainst(perSwitch(labOff) - perSwitch(nextMin), 0.8)} ms`,
       perSwitch(labOff) <= perSwitch(nextMin) + 0.8,
     );
   if (labOn && labOff)
     add(
       `CPU per switch, K=${labOn.users}: lab on ≤ lab off + 0.5 ms`,
-      `${spread(labOn.cpuMsPerSwitch)} ms: +${ms(perSwitch(labOn) - perSwitch(labOff))} ms`,
+      `${spread(labOn.cpuMsPerSwitch)} ms: +${figureAgainst(perSwitch(labOn) - perSwitch(labOff), 0.5)} ms`,
       perSwitch(labOn) <= perSwitch(labOff) + 0.5,
     );
   // The floor's own growth from K = 64 to K = 1, in the same run: what a lone switch pays that no code of ours adds.
@@ -204,7 +212,7 @@ function cpuTargets(results: Results, add: Add): void {
     if (one && many)
       add(
         `CPU per switch, ${name}: K=1 ≤ 2× K=${many.users}`,
-        `${spread(one.cpuMsPerSwitch)} ms: ${(perSwitch(one) / perSwitch(many)).toFixed(2)}×${floorGrowth}`,
+        `${spread(one.cpuMsPerSwitch)} ms: ${figureAgainst(perSwitch(one) / perSwitch(many), 2)}×${floorGrowth}`,
         perSwitch(one) <= 2 * perSwitch(many),
       );
     if (many)
