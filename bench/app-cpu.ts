@@ -36,6 +36,13 @@ export interface CpuServer {
   headers?: Record<string, string>;
 }
 
+/** A started server (an app, a `RunningServer`) as the CPU step measures it. */
+export const cpuServer = (
+  name: string,
+  running: { baseUrl: string; process: { pid?: number } },
+  isTheApp: boolean,
+): CpuServer => ({ name, baseUrl: running.baseUrl, pid: running.process.pid!, isTheApp });
+
 /** K users, each switching `switchesEach` times one after the other, all K starting at once; `waves` times. */
 export interface CpuLoad {
   users: number;
@@ -62,7 +69,7 @@ export interface AppCpuResult {
   cpuMsPerSwitch: Repeated;
   /**
    * Per wave: the part of it on the server's main threads, net of their own rate at rest: what a V8 profile
-   * sees; the rest ran on V8's and libuv's helper threads.
+   * sees; the rest ran on V8's helper threads (its collector's and compiler's: bench/v8-threads-cpu.ts).
    */
   mainThreadMsPerSwitch: Repeated;
   statuses: Record<string, number>;
@@ -156,7 +163,7 @@ async function warmUpWaves(
 }
 
 /**
- * Warms up servers just started, before a step measures them (plan.ts's `cpuWarmupWaves`): users of their own
+ * Warms up servers just started, before a step measures them (plan.ts's `serverWarmupWaves`): users of their own
  * under `lease`, at the given latency. The next step's `freshLab` resets the lab.
  */
 export async function warmUp(

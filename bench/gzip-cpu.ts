@@ -12,7 +12,7 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { appCpu, type CpuServer } from "./app-cpu";
-import { appEnv, cpuWarmupWaves, scalingLatencyMs } from "./plan";
+import { appEnv, serverWarmupWaves, scalingLatencyMs } from "./plan";
 import { spread } from "./report/results";
 
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
@@ -42,7 +42,7 @@ try {
     { users: 64, switchesEach: 1, readsPageFirst: false, waves: 7 },
     { users: 1, switchesEach: 10, readsPageFirst: true, waves: 5 },
   ];
-  const options = { loads, warmupWaves: cpuWarmupWaves, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 5_000 };
+  const options = { loads, warmupWaves: serverWarmupWaves, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 5_000 };
   const results = await appCpu(
     servers,
     db,

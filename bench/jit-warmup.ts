@@ -1,11 +1,12 @@
 /**
  * `npx tsx bench/jit-warmup.ts` (after `npm run bench`'s builds): how many waves a freshly started server needs
- * before its CPU per switch stops falling, which sets `cpuWarmupWaves` (plan.ts). The lab off and next-min,
+ * before its CPU per switch stops falling, which sets `serverWarmupWaves` (plan.ts). The lab off and next-min,
  * each as usual and with V8's collector on the main thread (`--single-threaded-gc`: what its other threads still
  * do is then the optimising compiler's work), run 70 waves of 64 users switching at once from their start, in
  * blocks of 10, taking turns wave by wave in a seeded order (app-cpu.ts). Per block: CPU per switch (median
- * [min–max] of its waves), and the CPU per switch off the main thread; for the lab off with its collector on the
- * main thread also the Turbofan compiles V8 reports (`--trace-opt`).
+ * [min–max] of its waves) and the median of its waves' CPU per switch off the main thread, both net of rest; for
+ * the lab off with its collector on the main thread also the Turbofan compiles V8 reports (`--trace-opt`) over
+ * the block (its sign-ins and rests included). Printing them costs that server a little: it is named "traced".
  */
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
@@ -14,10 +15,10 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, type CpuServer } from "./app-cpu";
+import { appCpu, cpuServer } from "./app-cpu";
 import { startNextMin } from "./cpu-servers";
 import { appEnv, scalingLatencyMs } from "./plan";
-import { threadsCpuMs } from "./process-cpu";
+import { repeated } from "./stats";
 import { spread } from "./report/results";
 
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
@@ -41,7 +42,7 @@ const traced = await startApp({
 });
 const started = [
   { name: "lab off", app: await startApp({ databaseUrl, port: port + 1, env: labOff }), isTheApp: true },
-  { name: "lab off, collector on main", app: traced, isTheApp: true },
+  { name: "lab off, collector on main, traced", app: traced, isTheApp: true },
   {
     name: "next-min",
     app: await startNextMin({ databaseUrl, providerUrl, port: port + 10, poolSize: 16 }),
@@ -61,31 +62,21 @@ traced.process.stdout!.on("data", (chunk: Buffer) => {
   compiles += lines.filter((line) => line.startsWith("[completed compiling")).length;
 });
 try {
-  const servers: CpuServer[] = started.map(({ name, app, isTheApp }) => ({
-    name,
-    baseUrl: app.baseUrl,
-    pid: app.process.pid!,
-    isTheApp,
-  }));
-  const offMainMs = (server: CpuServer) =>
-    threadsCpuMs(server.pid)
-      .slice(1)
-      .reduce((sum, thread) => sum + thread.cpuMs, 0);
+  const servers = started.map(({ name, app, isTheApp }) => cpuServer(name, app, isTheApp));
   const random = seededRandom(seed);
   const rows = [];
   for (let block = 1; block <= blocks; block++) {
-    const offMainBefore = new Map(servers.map((server) => [server.name, offMainMs(server)]));
     const compilesBefore = compiles;
     const loads = [{ users, switchesEach: 1, readsPageFirst: false, waves: wavesPerBlock }];
-    const options = { loads, warmupWaves: 0, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 1_000, random };
+    const options = { loads, warmupWaves: 0, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 5_000, random };
     const results = await appCpu(servers, db, appClient(lab.baseUrl), options, () => {});
     const row: Record<string, string | number> = {
       waves: `${block * wavesPerBlock - wavesPerBlock + 1}–${block * wavesPerBlock}`,
     };
-    for (const result of results) {
-      const server = servers.find((each) => each.name === result.name)!;
-      const offMain = (offMainMs(server) - offMainBefore.get(server.name)!) / (users * wavesPerBlock);
-      row[result.name] = `${spread(result.cpuMsPerSwitch)}, off main ${offMain.toFixed(2)}`;
+    for (const { name, cpuMsPerSwitch, mainThreadMsPerSwitch } of results) {
+      // Each wave's, net of rest like the whole: all threads less the main one.
+      const offMain = repeated(cpuMsPerSwitch.runs.map((all, wave) => all - mainThreadMsPerSwitch.runs[wave]!));
+      row[name] = `${spread(cpuMsPerSwitch)}, off main ${offMain.median.toFixed(2)}`;
     }
     row["Turbofan compiles"] = compiles - compilesBefore;
     rows.push(row);

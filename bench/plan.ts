@@ -10,13 +10,12 @@ const cpuLoads = (users: number, switchesEach: number, waves: { many: number; on
 
 /**
  * Waves of 64 switches every server started for the bench runs before it is measured: its JIT is still compiling
- * long after the first waves. From their start (`bench/jit-warmup.ts`, seed 41), the lab off's CPU per switch
- * fell from 5.00 ms in waves 1–10 to 3.13 in waves 31–40 and then held (2.97–3.44), next-min's from 2.66 to
- * 1.56 (1.41–2.03 after); Turbofan compiled 457 functions in the first 10 waves and still 151 in waves 61–70.
- * With 10 waves (what the bench ran before) the app's figure was about 1.5× its later one. A server in use has
- * long passed that point.
+ * long after the first waves. From their start (`bench/jit-warmup.ts`, seed 41, two runs), the lab off's and
+ * next-min's CPU per switch fell until waves 21–40 and then held within the waves' spread; after 10 waves (what
+ * the bench ran before) they stood at 1.1–1.3× and 1.2–1.7× their later figures. Turbofan compiled 458 functions
+ * in the first 10 waves and still 152 in waves 61–70. A server in use has long passed that point.
  */
-export const cpuWarmupWaves = 40;
+export const serverWarmupWaves = 40;
 
 const quickPlan = {
   micro: { iterations: 200, warmup: 50, repetitions: 3 },
@@ -50,9 +49,9 @@ const fullPlan: typeof quickPlan = {
   clicks: { repetitions: 5 },
   // Two instances behind HAProxy: where one event loop is the limit, the second core is the next step.
   balanced: { strategies: ["lease", "none"], userCounts: [64], poolSizes: [2, 4, 16] },
-  // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
   // Every app and server started for a step runs these first, before anything of it is measured.
-  warmUp: { users: 64, waves: cpuWarmupWaves },
+  warmUp: { users: 64, waves: serverWarmupWaves },
+  // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
   appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000 },
 };
 

@@ -22,7 +22,7 @@ import { providerFor } from "../test/harness/provider";
 import { appCpu, type AppCpuResult, type CpuServerName } from "./app-cpu";
 import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
 import { cpuByPart } from "./cpu-profile";
-import { cpuWarmupWaves } from "./plan";
+import { serverWarmupWaves } from "./plan";
 import { round } from "./stats";
 
 const plan = {
@@ -30,7 +30,7 @@ const plan = {
     { users: 64, switchesEach: 1, readsPageFirst: false, waves: 10 },
     { users: 1, switchesEach: 10, readsPageFirst: false, waves: 10 },
   ],
-  warmupWaves: cpuWarmupWaves,
+  warmupWaves: serverWarmupWaves,
   latencyMs: 200,
   poolSize: 16,
   restMs: 2_000,

@@ -33,7 +33,7 @@ import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, warmUp, type CpuServer } from "./app-cpu";
+import { appCpu, cpuServer, warmUp } from "./app-cpu";
 import { clickWaves, type ClickKind, type ClicksResult } from "./clicks";
 import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
 import {
@@ -79,12 +79,7 @@ async function libraryStep(databaseUrl: string) {
 /** Apps just started, warmed up before a step measures them; the lab's client is the first app's. */
 const warmedUp = (apps: RunningApp[], labApp: RunningApp, db: Kysely<Database>) =>
   warmUp(
-    apps.map((each) => ({
-      name: `app on ${each.baseUrl}`,
-      baseUrl: each.baseUrl,
-      pid: each.process.pid!,
-      isTheApp: true,
-    })),
+    apps.map((each) => cpuServer(`app on ${each.baseUrl}`, each, true)),
     db,
     appClient(labApp.baseUrl),
     { ...plan.warmUp, latencyMs: scalingLatencyMs, poolSize: 16 },
@@ -172,18 +167,12 @@ async function cpuStep(app: RunningApp, databaseUrl: string, db: Kysely<Database
   );
   const nextMin = await start(startNextMin({ ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
   const bare = await start(startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }));
-  const server = (name: CpuServer["name"], running: RunningServer, isTheApp: boolean): CpuServer => ({
-    name,
-    baseUrl: running.baseUrl,
-    pid: running.process.pid!,
-    isTheApp,
-  });
   const servers = [
-    server("lab on", app, true),
-    server("lab off", labOff, true),
-    server("outside Next.js", outside, false),
-    server("next-min", nextMin, false),
-    server("bare", bare, false),
+    cpuServer("lab on", app, true),
+    cpuServer("lab off", labOff, true),
+    cpuServer("outside Next.js", outside, false),
+    cpuServer("next-min", nextMin, false),
+    cpuServer("bare", bare, false),
   ];
   const cpuOptions = {
     ...plan.appCpu,

@@ -1,12 +1,12 @@
 /**
  * `npx tsx bench/v8-threads-cpu.ts` (after `npm run bench`'s builds): what runs on a server's threads other than
- * its main one (issue 28: about 40 % of the lab off's CPU per switch at K = 64, which no V8 profile sees), and
- * what V8's thread pool costs. The lab off started as usual (Node's pool of 4 platform workers for V8's
- * collector and compiler), with a pool of 2 and of 1 (`--v8-pool-size`), with the collector on the main thread
- * (`--single-threaded-gc`: what the workers still do is the compiler's), and with V8's `--single-threaded` (no
- * background threads: all of it on the main thread); next-min as usual and single-threaded. All seven
- * take turns wave by wave in a seeded order (app-cpu.ts), 64 users switching at once. Then each thread's CPU
- * over the whole run (warm-up included), in the order the threads were created.
+ * its main one (which no V8 profile sees), and what V8's thread pool costs. The lab off started as usual (Node's
+ * pool of 4 platform workers for V8's collector and compiler), with a pool of 2 and of 1 (`--v8-pool-size`), with
+ * the collector on the main thread (`--single-threaded-gc`: what the workers still do is the compiler's), with
+ * the compiler there too (`--no-concurrent-recompilation`), and with V8's `--single-threaded` (no background
+ * threads); next-min as usual and single-threaded. All eight take turns wave by wave in a seeded order
+ * (app-cpu.ts), 64 users switching at once. Then each thread's CPU over the whole run (warm-up included), in the
+ * order the threads were created.
  */
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
@@ -15,9 +15,9 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, type CpuServer } from "./app-cpu";
+import { appCpu, cpuServer } from "./app-cpu";
 import { startNextMin } from "./cpu-servers";
-import { appEnv, cpuWarmupWaves, scalingLatencyMs } from "./plan";
+import { appEnv, serverWarmupWaves, scalingLatencyMs } from "./plan";
 import { threadsCpuMs } from "./process-cpu";
 import { spread } from "./report/results";
 
@@ -55,15 +55,10 @@ const started = await Promise.all([
   })),
 ]);
 try {
-  const servers: CpuServer[] = started.map(({ name, app, isTheApp }) => ({
-    name,
-    baseUrl: app.baseUrl,
-    pid: app.process.pid!,
-    isTheApp,
-  }));
+  const servers = started.map(({ name, app, isTheApp }) => cpuServer(name, app, isTheApp));
   const before = new Map(servers.map((server) => [server.name, threadsCpuMs(server.pid)]));
   const loads = [{ users: 64, switchesEach: 1, readsPageFirst: false, waves: 15 }];
-  const options = { loads, warmupWaves: cpuWarmupWaves, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 5_000 };
+  const options = { loads, warmupWaves: serverWarmupWaves, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 5_000 };
   const results = await appCpu(
     servers,
     db,

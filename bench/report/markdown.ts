@@ -90,7 +90,7 @@ console.log(
     "",
     cpuTable(run),
     "",
-    "Of it on the servers' main threads (ms per switch, medians; the rest ran on V8's and libuv's helper threads):",
+    "Of it on the servers' main threads (ms per switch, medians; the rest ran on V8's helper threads, bench/v8-threads-cpu.ts):",
     "",
     mainThreadTable(run),
     "",

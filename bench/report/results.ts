@@ -39,20 +39,26 @@ export const idleReadP99 = (runs: BystanderResult[]): Repeated =>
 export const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? "n/a" : value.toFixed(2));
 
 /**
- * A figure a target compares with `limit`, to `digits` decimals or as many more (up to 4) as it takes for the
- * text to fall on the same side of the limit as the figure: 1.2044 against ≤ 1.2 is "1.204", never "1.20".
+ * A figure a target judges with `holds`, to `digits` decimals or as many more as it takes for the text to get
+ * the figure's own verdict: 1.2044 against ≤ 1.2 is "1.204", never "1.20".
  */
-export function figureAgainst(value: number, limit: number, digits = 2): string {
-  for (let decimals = digits; decimals < 4; decimals++) {
-    const text = value.toFixed(decimals);
-    if (Number(text) <= limit === value <= limit) return text;
-  }
-  return value.toFixed(4);
+export function figureAgainst(value: number, holds: (figure: number) => boolean, digits = 2): string {
+  let text = value.toFixed(digits);
+  for (let decimals = digits + 1; holds(Number(text)) !== holds(value) && decimals <= 20; decimals++)
+    text = value.toFixed(decimals);
+  return text;
 }
+
+/** The verdict of a figure that must not exceed `limit`. */
+export const atMost = (limit: number) => (figure: number) => figure <= limit;
 
 /** A figure over repetitions as `median [min–max]`. */
 export const spread = (figure: Repeated, digits = 2, unit = "") =>
   `${figure.median.toFixed(digits)}${unit} [${figure.min.toFixed(digits)}–${figure.max.toFixed(digits)}]`;
+
+/** `spread` of a figure whose median a target judges with `holds` (figureAgainst). */
+export const spreadAgainst = (figure: Repeated, holds: (figure: number) => boolean, digits = 2, unit = "") =>
+  `${figureAgainst(figure.median, holds, digits)}${unit} [${figure.min.toFixed(digits)}–${figure.max.toFixed(digits)}]`;
 
 /** `count×status` for each status answered. */
 export const answersText = (statuses: Record<string, number>) =>

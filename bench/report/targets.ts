@@ -5,7 +5,18 @@
 import type { ClickKind } from "../clicks";
 import type { Strategy, WaveResult } from "../http-load";
 import type { Repeated } from "../stats";
-import { answersText, clicksOf, cpuOf, figureAgainst, idleReadP99, ms, spread, type Results } from "./results";
+import {
+  answersText,
+  atMost,
+  clicksOf,
+  cpuOf,
+  figureAgainst,
+  idleReadP99,
+  ms,
+  spread,
+  spreadAgainst,
+  type Results,
+} from "./results";
 
 export interface Target {
   /** The bench's step it belongs to. */
@@ -17,8 +28,7 @@ export interface Target {
 
 type Add = (target: string, measured: string, holds: boolean) => void;
 
-const ratioText = (ratio: Repeated, limit: number) =>
-  `${figureAgainst(ratio.median, limit)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`;
+const ratioText = (ratio: Repeated, limit: number) => spreadAgainst(ratio, atMost(limit), 2, "×");
 
 function libraryTargets(results: Results, add: Add): void {
   const { ratios } = results.micro;
@@ -51,20 +61,20 @@ function loneSwitchTargets(results: Results, add: Add): void {
   if (!loneLease) return;
   add(
     `one switch, lease: p50 ≤ 2L + 8 ms (L = ${loneLease.latencyMs} ms)`,
-    `${figureAgainst(loneLease.p50.median, 2 * loneLease.latencyMs + 8, 1)} ms ` +
+    `${figureAgainst(loneLease.p50.median, atMost(2 * loneLease.latencyMs + 8), 1)} ms ` +
       `(${loneLease.outsideProviderP50.median.toFixed(1)} ms outside the provider)`,
     loneLease.p50.median <= 2 * loneLease.latencyMs + 8,
   );
   if (loneNone)
     add(
       "one switch: the lease adds ≤ 3 ms over none, p50",
-      `${figureAgainst(loneLease.p50.median - loneNone.p50.median, 3, 1)} ms (none ${loneNone.p50.median.toFixed(1)} ms)`,
+      `${figureAgainst(loneLease.p50.median - loneNone.p50.median, atMost(3), 1)} ms (none ${loneNone.p50.median.toFixed(1)} ms)`,
       loneLease.p50.median - loneNone.p50.median <= 3,
     );
 }
 
 const times2L = (wallMs: number, latencyMs: number, limit: number) =>
-  `${figureAgainst(wallMs / (2 * latencyMs), limit)} × 2L`;
+  `${figureAgainst(wallMs / (2 * latencyMs), atMost(limit))} × 2L`;
 
 /** The lease's wall time at each K and P: on one instance, or (where measured) on two behind HAProxy. */
 function leaseScalingTargets(results: Results, add: Add, latencyMs: number): void {
@@ -92,20 +102,22 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       if (lease && none)
         add(
           `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`,
-          `${figureAgainst(lease.wallMs.median / none.wallMs.median, 1.05)}× none's (${Math.round(none.wallMs.median)} ms)`,
+          `${figureAgainst(lease.wallMs.median / none.wallMs.median, atMost(1.05))}× none's (${Math.round(none.wallMs.median)} ms)`,
           lease.wallMs.median <= 1.05 * none.wallMs.median,
         );
     }
   }
 }
 
+const withinPrediction = (ratio: number) => ratio >= 0.8 && ratio <= 1.3;
+
 function queueingTargets(results: Results, add: Add): void {
   for (const wave of results.scaling.filter((each) => each.strategy !== "lease" && each.strategy !== "none")) {
     const ratio = wave.wallMs.median / wave.predictedMs;
     add(
       `scaling, ${wave.strategy} K=${wave.users} P=${wave.poolSize}: about ⌈K/P⌉ × 2L`,
-      `${figureAgainst(ratio, ratio > 1 ? 1.3 : 0.8)} × prediction`,
-      ratio >= 0.8 && ratio <= 1.3,
+      `${figureAgainst(ratio, withinPrediction)} × prediction`,
+      withinPrediction(ratio),
     );
   }
 }
@@ -116,7 +128,7 @@ function bystanderTargets(results: Results, add: Add): void {
     const p99 = run.reads.p99 ?? run.reads.max;
     add(
       `bystander, lease K=${run.users}: read p99 ≤ 2× idle`,
-      `${figureAgainst(p99 / idle.median, 2)}× idle (idle p99 ${ms(idle.median)} ms [${ms(idle.min)}–${ms(idle.max)}])`,
+      `${figureAgainst(p99 / idle.median, atMost(2))}× idle (idle p99 ${ms(idle.median)} ms [${ms(idle.min)}–${ms(idle.max)}])`,
       p99 <= 2 * idle.median,
     );
   }
@@ -176,7 +188,7 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
   if (storm)
     add(
       "clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click",
-      `${figureAgainst(storm.median, 2.5)} [${storm.min.toFixed(2)}–${storm.max.toFixed(2)}] ms`,
+      `${spreadAgainst(storm, atMost(2.5))} ms`,
       storm.median <= 2.5,
     );
 }
@@ -191,13 +203,13 @@ function cpuTargets(results: Results, add: Add): void {
     add(
       `CPU per switch, K=${labOff.users}: lab off ≤ next-min + 0.8 ms`,
       `${spread(labOff.cpuMsPerSwitch)} ms; next-min ${spread(nextMin.cpuMsPerSwitch)} ms: ` +
-        `+${figureAgainst(perSwitch(labOff) - perSwitch(nextMin), 0.8)} ms`,
+        `+${figureAgainst(perSwitch(labOff) - perSwitch(nextMin), atMost(0.8))} ms`,
       perSwitch(labOff) <= perSwitch(nextMin) + 0.8,
     );
   if (labOn && labOff)
     add(
       `CPU per switch, K=${labOn.users}: lab on ≤ lab off + 0.5 ms`,
-      `${spread(labOn.cpuMsPerSwitch)} ms: +${figureAgainst(perSwitch(labOn) - perSwitch(labOff), 0.5)} ms`,
+      `${spread(labOn.cpuMsPerSwitch)} ms: +${figureAgainst(perSwitch(labOn) - perSwitch(labOff), atMost(0.5))} ms`,
       perSwitch(labOn) <= perSwitch(labOff) + 0.5,
     );
   // The floor's own growth from K = 64 to K = 1, in the same run: what a lone switch pays that no code of ours adds.
@@ -212,13 +224,13 @@ function cpuTargets(results: Results, add: Add): void {
     if (one && many)
       add(
         `CPU per switch, ${name}: K=1 ≤ 2× K=${many.users}`,
-        `${spread(one.cpuMsPerSwitch)} ms: ${figureAgainst(perSwitch(one) / perSwitch(many), 2)}×${floorGrowth}`,
+        `${spread(one.cpuMsPerSwitch)} ms: ${figureAgainst(perSwitch(one) / perSwitch(many), atMost(2))}×${floorGrowth}`,
         perSwitch(one) <= 2 * perSwitch(many),
       );
     if (many)
       add(
         `app at rest, ${name}: ≤ 1 % of a core`,
-        `${spread(many.restingPercentOfCore)} % (median [min–max] of windows)`,
+        `${spreadAgainst(many.restingPercentOfCore, atMost(1))} % (median [min–max] of windows)`,
         many.restingPercentOfCore.median <= 1,
       );
   }
@@ -239,11 +251,12 @@ function cpuTargets(results: Results, add: Add): void {
   );
   const page = cpuOf(results, "lab on", "page");
   const nextMinOne = cpuOf(results, "next-min", "one");
+  // Two requests: Next.js's own cost of a lone one is next-min's at K = 1.
+  const nextMinText = nextMinOne ? `; next-min's lone request: ${spread(nextMinOne.cpuMsPerSwitch)} ms` : "";
   if (page)
     add(
       "a lone page read + switch, lease: ≤ 8 ms of the app's CPU",
-      // Two requests: Next.js's own cost of a lone one is next-min's at K = 1.
-      `${spread(page.cpuMsPerSwitch)} ms${nextMinOne ? `; next-min's lone request: ${spread(nextMinOne.cpuMsPerSwitch)} ms` : ""}`,
+      `${spreadAgainst(page.cpuMsPerSwitch, atMost(8))} ms${nextMinText}`,
       perSwitch(page) <= 8,
     );
 }
