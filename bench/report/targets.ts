@@ -73,8 +73,10 @@ function loneSwitchTargets(results: Results, add: Add): void {
     );
 }
 
+/** Wall time in units of 2L: the figure the wall-time targets judge, and print. */
+const in2L = (wallMs: number, latencyMs: number) => wallMs / (2 * latencyMs);
 const times2L = (wallMs: number, latencyMs: number, limit: number) =>
-  `${figureAgainst(wallMs / (2 * latencyMs), atMost(limit))} × 2L`;
+  `${figureAgainst(in2L(wallMs, latencyMs), atMost(limit))} × 2L`;
 
 /** The lease's wall time at each K and P: on one instance, or (where measured) on two behind HAProxy. */
 function leaseScalingTargets(results: Results, add: Add, latencyMs: number): void {
@@ -84,8 +86,8 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
     const limit = wave.users <= 16 ? 1.1 : 1.25;
     const pair = find(results.balanced, "lease", wave);
     const [one, two] = [
-      wave.wallMs.median <= limit * 2 * latencyMs,
-      !!pair && pair.wallMs.median <= limit * 2 * latencyMs,
+      atMost(limit)(in2L(wave.wallMs.median, latencyMs)),
+      !!pair && atMost(limit)(in2L(pair.wallMs.median, latencyMs)),
     ];
     add(
       `scaling, lease K=${wave.users} P=${wave.poolSize}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
@@ -99,12 +101,13 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       [results.balanced, "two instances"],
     ] as const) {
       const [lease, none] = [find(waves, "lease", wave), find(waves, "none", wave)];
-      if (lease && none)
-        add(
-          `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`,
-          `${figureAgainst(lease.wallMs.median / none.wallMs.median, atMost(1.05))}× none's (${Math.round(none.wallMs.median)} ms)`,
-          lease.wallMs.median <= 1.05 * none.wallMs.median,
-        );
+      if (!lease || !none) continue;
+      const overNone = lease.wallMs.median / none.wallMs.median;
+      add(
+        `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`,
+        `${figureAgainst(overNone, atMost(1.05))}× none's (${Math.round(none.wallMs.median)} ms)`,
+        atMost(1.05)(overNone),
+      );
     }
   }
 }
@@ -129,7 +132,7 @@ function bystanderTargets(results: Results, add: Add): void {
     add(
       `bystander, lease K=${run.users}: read p99 ≤ 2× idle`,
       `${figureAgainst(p99 / idle.median, atMost(2))}× idle (idle p99 ${ms(idle.median)} ms [${ms(idle.min)}–${ms(idle.max)}])`,
-      p99 <= 2 * idle.median,
+      atMost(2)(p99 / idle.median),
     );
   }
   const transaction = results.bystander.filter((each) => each.strategy === "transaction");
@@ -153,7 +156,7 @@ function twoInstanceTargets(results: Results, add: Add, latencyMs: number): void
   add(
     `two instances, lease: wall ≤ 1.2 × 2L`,
     times2L(pair.wallMs.median, latencyMs, 1.2),
-    pair.wallMs.median <= 1.2 * 2 * latencyMs,
+    atMost(1.2)(in2L(pair.wallMs.median, latencyMs)),
   );
 }
 
@@ -166,7 +169,7 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
   for (const [kind, limit] of limits) {
     const [one, two] = [clicksOf(results, kind, 1), clicksOf(results, kind, 2)];
     if (!one) continue;
-    const holds = (run: typeof one | undefined) => !!run && run.wallMs.median <= limit * 2 * latencyMs;
+    const holds = (run: typeof one | undefined) => !!run && atMost(limit)(in2L(run.wallMs.median, latencyMs));
     add(
       `clicks, ${kind}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
       `one: ${times2L(one.wallMs.median, latencyMs, limit)}` +
@@ -204,13 +207,13 @@ function cpuTargets(results: Results, add: Add): void {
       `CPU per switch, K=${labOff.users}: lab off ≤ next-min + 0.8 ms`,
       `${spread(labOff.cpuMsPerSwitch)} ms; next-min ${spread(nextMin.cpuMsPerSwitch)} ms: ` +
         `+${figureAgainst(perSwitch(labOff) - perSwitch(nextMin), atMost(0.8))} ms`,
-      perSwitch(labOff) <= perSwitch(nextMin) + 0.8,
+      atMost(0.8)(perSwitch(labOff) - perSwitch(nextMin)),
     );
   if (labOn && labOff)
     add(
       `CPU per switch, K=${labOn.users}: lab on ≤ lab off + 0.5 ms`,
       `${spread(labOn.cpuMsPerSwitch)} ms: +${figureAgainst(perSwitch(labOn) - perSwitch(labOff), atMost(0.5))} ms`,
-      perSwitch(labOn) <= perSwitch(labOff) + 0.5,
+      atMost(0.5)(perSwitch(labOn) - perSwitch(labOff)),
     );
   // The floor's own growth from K = 64 to K = 1, in the same run: what a lone switch pays that no code of ours adds.
   const [bareOne, bareMany] = [cpuOf(results, "bare", "one"), cpuOf(results, "bare", "many")];
@@ -225,7 +228,7 @@ function cpuTargets(results: Results, add: Add): void {
       add(
         `CPU per switch, ${name}: K=1 ≤ 2× K=${many.users}`,
         `${spread(one.cpuMsPerSwitch)} ms: ${figureAgainst(perSwitch(one) / perSwitch(many), atMost(2))}×${floorGrowth}`,
-        perSwitch(one) <= 2 * perSwitch(many),
+        atMost(2)(perSwitch(one) / perSwitch(many)),
       );
     if (many)
       add(
