@@ -72,6 +72,8 @@ export interface AppCpuResult {
    * sees; the rest ran on V8's helper threads (its collector's and compiler's: bench/v8-threads-cpu.ts).
    */
   mainThreadMsPerSwitch: Repeated;
+  /** Per wave: how long the main threads waited for a core, net of rest (`TreeCpu`): what a profile adds. */
+  mainThreadWaitMsPerSwitch: Repeated;
   statuses: Record<string, number>;
   /** When the measured waves ran, in µs of the monotonic clock (for a CPU profile's samples). */
   window: { fromUs: number; toUs: number };
@@ -87,10 +89,8 @@ async function restingRate(server: CpuServer, windowMs: number): Promise<TreeCpu
   await sleep(windowMs);
   const after = processTreeCpu(server.pid)!;
   const seconds = (performance.now() - started) / 1000;
-  return {
-    allMs: (after.allMs - before.allMs) / seconds,
-    mainThreadMs: (after.mainThreadMs - before.mainThreadMs) / seconds,
-  };
+  const rate = (of: keyof TreeCpu) => (after[of] - before[of]) / seconds;
+  return { allMs: rate("allMs"), mainThreadMs: rate("mainThreadMs"), mainThreadWaitMs: rate("mainThreadWaitMs") };
 }
 
 /** Each server's resting rates per window, the servers taking turns window by window in a seeded order. */
@@ -105,7 +105,11 @@ async function restingRates(servers: CpuServer[], options: Options, progress: (n
   return new Map(
     [...windows].map(([server, rates]) => [
       server,
-      { all: repeated(rates.map((rate) => rate.allMs)), mainThread: repeated(rates.map((rate) => rate.mainThreadMs)) },
+      {
+        all: repeated(rates.map((rate) => rate.allMs)),
+        mainThread: repeated(rates.map((rate) => rate.mainThreadMs)),
+        mainThreadWait: repeated(rates.map((rate) => rate.mainThreadWaitMs)),
+      },
     ]),
   );
 }
@@ -206,7 +210,12 @@ async function measuredWave(wave: () => Promise<unknown>, server: CpuServer, res
   const seconds = (performance.now() - started) / 1000;
   const after = processTreeCpu(server.pid)!;
   const used = (of: keyof TreeCpu) => (after[of] - before[of] - resting[of] * seconds) / switches;
-  return { wallMs, cpuMsPerSwitch: used("allMs"), mainThreadMsPerSwitch: used("mainThreadMs") };
+  return {
+    wallMs,
+    cpuMsPerSwitch: used("allMs"),
+    mainThreadMsPerSwitch: used("mainThreadMs"),
+    mainThreadWaitMsPerSwitch: used("mainThreadWaitMs"),
+  };
 }
 
 export async function appCpu(
@@ -230,7 +239,10 @@ export async function appCpu(
   for (const load of options.loads) {
     const measured = servers.filter((server) => server.isTheApp || !load.readsPageFirst);
     const samples = new Map(
-      measured.map((server) => [server, { wallMs: [] as number[], cpu: [] as number[], main: [] as number[] }]),
+      measured.map((server) => [
+        server,
+        { wallMs: [] as number[], cpu: [] as number[], main: [] as number[], wait: [] as number[] },
+      ]),
     );
     const fromUs = monotonicMicros();
     for (let round = 0; round < load.waves; round++)
@@ -238,15 +250,20 @@ export async function appCpu(
         progress(`CPU per switch: ${server.name}, ${loadName(load)}, wave ${round + 1}/${load.waves}`);
         const switches = load.users * load.switchesEach;
         const rest = rates.get(server)!;
-        const resting = { allMs: rest.all.median, mainThreadMs: rest.mainThread.median };
+        const resting = {
+          allMs: rest.all.median,
+          mainThreadMs: rest.mainThread.median,
+          mainThreadWaitMs: rest.mainThreadWait.median,
+        };
         const figures = await measuredWave(() => wave(server, load), server, resting, switches);
         const sample = samples.get(server)!;
         sample.wallMs.push(figures.wallMs);
         sample.cpu.push(figures.cpuMsPerSwitch);
         sample.main.push(figures.mainThreadMsPerSwitch);
+        sample.wait.push(figures.mainThreadWaitMsPerSwitch);
       }
     const window = { fromUs, toUs: monotonicMicros() };
-    for (const [server, { wallMs, cpu, main }] of samples)
+    for (const [server, { wallMs, cpu, main, wait }] of samples)
       results.push({
         name: server.name,
         load: loadName(load),
@@ -257,6 +274,7 @@ export async function appCpu(
         wallMs: repeated(wallMs),
         cpuMsPerSwitch: repeated(cpu),
         mainThreadMsPerSwitch: repeated(main),
+        mainThreadWaitMsPerSwitch: repeated(wait),
         statuses: statuses.get(`${server.name}|${loadName(load)}`) ?? {},
         window,
       });

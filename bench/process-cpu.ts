@@ -29,7 +29,7 @@ function statOf(pid: number, thread?: number): ProcessStat | null {
 }
 
 /** `pid` and every process under it (a framework's workers count as the app's); empty when `pid` is gone. */
-function processTree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   if (!statOf(pid)) return [];
   const children = new Map<number, number[]>();
   for (const name of readdirSync("/proc")) {
@@ -50,16 +50,33 @@ export interface TreeCpu {
   allMs: number;
   /** On each process's main thread only (its thread id is the process's). */
   mainThreadMs: number;
+  /**
+   * How long the main threads were ready to run but waited for a core (the scheduler's run-queue wait, from
+   * `/proc/PID/task/PID/schedstat`, in ns): not CPU time, yet a V8 profile, which samples wall time, puts it on
+   * whatever the thread ran next. On two cores a write that wakes a PostgreSQL backend often hands it the
+   * writer's core at once.
+   */
+  mainThreadWaitMs: number;
+}
+
+/** A thread's run-queue wait so far, in ms; 0 where the kernel keeps no schedstat. */
+function runQueueWaitMs(pid: number, thread: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ")[1]) / 1e6;
+  } catch {
+    return 0;
+  }
 }
 
 /** The CPU time of `pid` and every process under it, all their threads and their main threads, from one scan. */
 export function processTreeCpu(pid: number | undefined): TreeCpu | null {
   const tree = pid === undefined ? [] : processTree(pid);
   if (tree.length === 0) return null;
-  const used = { allMs: 0, mainThreadMs: 0 };
+  const used = { allMs: 0, mainThreadMs: 0, mainThreadWaitMs: 0 };
   for (const each of tree) {
     used.allMs += statOf(each)?.cpuMs ?? 0;
     used.mainThreadMs += statOf(each, each)?.cpuMs ?? 0;
+    used.mainThreadWaitMs += runQueueWaitMs(each, each);
   }
   return used;
 }

@@ -4,8 +4,9 @@
  * sampling profiler (`--cpu-prof`) while 64 users switch at once, wave after wave, then while one user
  * switches 10 times one after the other (K = 1, where each switch pays the fixed costs alone); it then stops
  * and writes its profile, and each sample of each load's measured waves is put on the part of the code it was
- * in (cpu-profile.ts). The profiler itself costs some CPU, so the shares are the finding; `npm run bench` gives
- * the unprofiled CPU per switch.
+ * in (cpu-profile.ts). The profiler itself costs some CPU, and it samples wall time: what it books includes
+ * the time the main thread waited for a core (beside each load: its CPU and that wait, from /proc), mostly on
+ * `writev`. So the shares are the finding; `npm run bench` gives the unprofiled CPU per switch.
  * Results: a table on the terminal and bench/results/profile.json.
  */
 import { execSync } from "node:child_process";
@@ -99,6 +100,7 @@ try {
         switches,
         cpuMsPerSwitch: load.cpuMsPerSwitch,
         mainThreadMsPerSwitch: load.mainThreadMsPerSwitch,
+        mainThreadWaitMsPerSwitch: load.mainThreadWaitMsPerSwitch,
         profiledMsPerSwitch: profiledMs / switches,
         parts: [...parts.entries()]
           .sort((a, b) => b[1] - a[1])
@@ -114,7 +116,9 @@ try {
 
 for (const result of results) {
   console.log(
-    `\n${result.server}, ${result.load}: ${result.profiledMsPerSwitch.toFixed(2)} ms of CPU per switch (profiled)`,
+    `\n${result.server}, ${result.load}: ${result.profiledMsPerSwitch.toFixed(2)} ms per switch profiled; main ` +
+      `thread's CPU ${result.mainThreadMsPerSwitch.median.toFixed(2)} ms, its wait for a core ` +
+      `${result.mainThreadWaitMsPerSwitch.median.toFixed(2)} ms`,
   );
   console.table(
     result.parts.map((each) => ({
