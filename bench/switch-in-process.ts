@@ -3,7 +3,8 @@
  * provider (its two calls answer at once), 64 users switching at once: the product's switch as the route runs it
  * (the session's requirement, the lease, the journal) against bare's three statements (bare-statements.ts),
  * taking turns wave by wave. Per switch: the process's CPU, its main thread's CPU and how long that thread waited
- * for a core (the scheduler's run-queue wait, `/proc/self/task/PID/schedstat`, in ns); then, under V8's
+ * for a core (the scheduler's run-queue wait, `/proc/self/task/PID/schedstat`, in ns), and the embedded
+ * PostgreSQL's CPU (all its processes, `/proc`, 10 ms ticks over a wave); then, under V8's
  * profiler, what the profile books per switch, and how much of it on `writev`. `--apart` pins this process to
  * the first core and the embedded PostgreSQL to the second (taskset) for the run: a write that wakes a backend
  * then cannot hand it this thread's core.
@@ -23,7 +24,7 @@ import { databaseFor } from "../test/harness/databases";
 import { acquireWithIntentOn, markUnlinked, saveAndReleaseOn } from "./bare-statements";
 import { addBenchUsers } from "./bench-users";
 import { serverWarmupWaves } from "./plan";
-import { processTree } from "./process-cpu";
+import { processCpuMs, processTree } from "./process-cpu";
 import { median } from "./stats";
 
 const users = 64;
@@ -70,6 +71,11 @@ const ways: Record<string, (user: User) => Promise<void>> = {
   },
 };
 
+const { rows: dataDirectory } = await sql<{ path: string }>`SELECT current_setting('data_directory') AS path`.execute(
+  db,
+);
+const postmaster = Number(readFileSync(`${dataDirectory[0]!.path}/postmaster.pid`, "utf8").split("\n")[0]);
+
 /** The main thread's CPU and run-queue wait so far, in ms (schedstat's first two fields, ns). */
 const mainThread = () => {
   const [cpuNs, waitNs] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ").map(Number);
@@ -80,16 +86,21 @@ interface WaveFigures {
   cpuMs: number;
   mainThreadMs: number;
   waitMs: number;
+  postgresMs: number;
 }
 
 async function wave(run: (user: User) => Promise<void>): Promise<WaveFigures> {
+  // PostgreSQL's processes are found by a scan of /proc: outside this process's measured window.
+  const postgres = processCpuMs(postmaster)!;
   const [cpu, main] = [process.cpuUsage(), mainThread()];
   await Promise.all(switchers.map(run));
   const [used, after] = [process.cpuUsage(cpu), mainThread()];
+  const postgresAfter = processCpuMs(postmaster)!;
   return {
     cpuMs: (used.user + used.system) / 1000 / users,
     mainThreadMs: (after.cpuMs - main.cpuMs) / users,
     waitMs: (after.waitMs - main.waitMs) / users,
+    postgresMs: (postgresAfter - postgres) / users,
   };
 }
 
@@ -97,14 +108,11 @@ async function wave(run: (user: User) => Promise<void>): Promise<WaveFigures> {
 const pin = (pids: number[], cores: string) => {
   for (const pid of pids) execFileSync("taskset", ["-a", "-p", "-c", cores, String(pid)], { stdio: "ignore" });
 };
-const postgresPids = async () => {
-  const { rows } = await sql<{ directory: string }>`SELECT current_setting('data_directory') AS directory`.execute(db);
-  return processTree(Number(readFileSync(`${rows[0]!.directory}/postmaster.pid`, "utf8").split("\n")[0]));
-};
+const postgresPids = () => processTree(postmaster);
 const allCores = `0-${os.availableParallelism() - 1}`;
 if (apart) {
   pin([process.pid], "0");
-  pin(await postgresPids(), "1");
+  pin(postgresPids(), "1");
 }
 
 const profiler = new Session();
@@ -156,6 +164,7 @@ try {
       "CPU (ms)": medianOf("cpuMs"),
       "main thread (ms)": medianOf("mainThreadMs"),
       "run-queue wait (ms)": medianOf("waitMs"),
+      "PostgreSQL's CPU (ms)": medianOf("postgresMs"),
     };
   }
   console.log(`Per switch, ${users} at once, median of ${measuredWaves} waves${apart ? ", pinned apart" : ""}:`);
@@ -166,6 +175,6 @@ try {
   console.table(profiles);
 } finally {
   profiler.disconnect();
-  if (apart) pin(await postgresPids(), allCores);
+  if (apart) pin(postgresPids(), allCores);
   await db.destroy();
 }

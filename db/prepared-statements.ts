@@ -16,10 +16,19 @@
  * tells a client that it talks to a pooler.
  */
 import { createHash } from "node:crypto";
-import type { PostgresPool, PostgresPoolClient } from "kysely";
+import { sql, type PostgresPool, type PostgresPoolClient, type RawBuilder } from "kysely";
 
 /** The first characters of a statement to prepare: a comment, so the text runs the same unwrapped. */
 const preparedMarker = /^\/\* prepared: ([a-z0-9_]+) \*\//;
+
+/**
+ * The marker for one of the app's own statements, to begin its text: `sql\`${preparedAs("journal_advance")} UPDATE …\``.
+ * A Kysely query embedded after it is compiled as it is (no parentheses around an UPDATE in raw SQL).
+ */
+export function preparedAs(name: string): RawBuilder<unknown> {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`preparedAs: "${name}" is no statement name`);
+  return sql.raw(`/* prepared: ${name} */`);
+}
 
 interface NamedQueryClient {
   query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;

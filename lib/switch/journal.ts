@@ -13,6 +13,7 @@
  * same statement), a crash leaves the last one, and an operation that ends narrows it.
  */
 import { sql, type Kysely, type RawBuilder, type UpdateQueryBuilder, type UpdateResult } from "kysely";
+import { preparedAs } from "../../db/prepared-statements";
 import type { Database, JournalStep } from "../../db/schema";
 import type { LeaseHandle, StatementRecorder } from "@lease-lock-lab/lease";
 import { primaryChange } from "./users";
@@ -114,7 +115,8 @@ export async function advance(
   fromIdentityId?: string,
 ): Promise<boolean> {
   const callsDone = step === "linked" || step === "done";
-  const { rows } = await sql<{ id: string }>`
+  // Named: sent at every step of every switch, the same text each time.
+  const { rows } = await sql<{ id: string }>`${preparedAs("journal_advance")}
     UPDATE switch_journal
        SET step = ${step}, updated_at = now(), from_identity_id = coalesce(${fromIdentityId ?? null}, from_identity_id),
            in_flight_until = CASE WHEN ${callsDone}::boolean THEN NULL ELSE in_flight_until END
@@ -138,15 +140,16 @@ export async function doneWith(
   id: string,
   write: UpdateQueryBuilder<Database, "users", "users", UpdateResult>,
 ): Promise<boolean> {
-  const { numUpdatedRows } = await db
+  const done = db
     .with("written", () => write.returning("id"))
     .updateTable("switch_journal")
     .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
     .where("id", "=", id)
     .where("step", "<>", "resolved")
-    .where(({ exists, selectFrom }) => exists(selectFrom("written").select("id")))
-    .executeTakeFirst();
-  return numUpdatedRows === 1n;
+    .where(({ exists, selectFrom }) => exists(selectFrom("written").select("id")));
+  // Named, as the acquire is: every switch's last write, one text per shape of `write`.
+  const { numAffectedRows } = await sql`${preparedAs("journal_done")} ${done}`.execute(db);
+  return numAffectedRows === 1n;
 }
 
 /**

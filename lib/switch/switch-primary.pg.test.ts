@@ -46,6 +46,8 @@ describe("the product's switch on PostgreSQL", () => {
     });
     expect(result).toMatchObject({ primaryIdentityId: "auth0|grace-email", changed: true });
     expect(counted.sent).toHaveLength(3);
+    // Each marked to be sent named (parsed and planned once per connection) by a pool that allows it.
+    expect(counted.sent.map((text) => /^\/\* prepared: [a-z0-9_]+ \*\//.test(text))).toEqual([true, true, true]);
     const { rows } = await sql<{ step: string; locked: boolean; primary: string }>`
       SELECT j.step, u.identity_action_lock_token IS NOT NULL AS locked, u.primary_identity_id AS primary
         FROM switch_journal j JOIN users u ON u.id = j.user_id WHERE j.operation_id = ${result.operationId}::uuid`.execute(
