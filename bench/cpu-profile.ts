@@ -74,9 +74,9 @@ const special: Record<string, string | undefined> = {
   "(idle)": undefined,
   // Its own part, whoever writes: a write to a socket wakes the reader (a PostgreSQL backend, the provider),
   // which on two cores often takes the writer's core at once, and the profile, sampling wall time, books that
-  // wait on the write. In one process, 64 switches at once (bench/switch-in-process.ts): of the product's 0.90 ms
-  // profiled per switch, writev 0.39, where the thread's CPU was 0.59 and its run-queue wait 0.64; with Node and
-  // PostgreSQL pinned to different cores (`--apart`), writev 0.007.
+  // wait on the write. In one process, 64 switches at once (bench/switch-in-process.ts): of the product's 0.94 ms
+  // profiled per switch, writev 0.42, where the thread's CPU was 0.59 and its run-queue wait 0.62; with Node and
+  // PostgreSQL pinned to different cores (`--apart`), writev 0.01.
   writev: "writev (socket writes, and the wait for a core after them)",
 };
 
