@@ -72,7 +72,7 @@ export interface AppCpuResult {
    * sees; the rest ran on V8's helper threads (its collector's and compiler's: bench/v8-threads-cpu.ts).
    */
   mainThreadMsPerSwitch: Repeated;
-  /** Per wave: how long the main threads waited for a core, net of rest (`TreeCpu`): what a profile adds. */
+  /** Per wave: how long the main threads waited for a core, net of rest (`TreeCpu`); not CPU time. */
   mainThreadWaitMsPerSwitch: Repeated;
   statuses: Record<string, number>;
   /** When the measured waves ran, in µs of the monotonic clock (for a CPU profile's samples). */

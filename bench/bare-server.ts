@@ -12,7 +12,7 @@ import pg from "pg";
 import { splitIdentityId } from "../db/schema";
 import { requestJson } from "../lib/provider/http-json";
 import { sentAtStamp } from "../lib/provider-sim/call-timing";
-import { acquireWithIntentOn, markUnlinked, releaseOn, saveAndReleaseOn, type Holder } from "./bare-statements";
+import { acquireWithIntentOn, markUnlinkedOn, releaseOn, saveAndReleaseOn, type Holder } from "./bare-statements";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 16) });
 const providerUrl = process.env.IDP_BASE_URL ?? "";
@@ -43,7 +43,7 @@ async function promote(userId: string, identityId: string): Promise<[number, unk
       holder,
       operationId,
     );
-    await markUnlinked(pool, userId, holder);
+    await markUnlinkedOn(pool, userId, holder);
     const old = splitIdentityId(from);
     const body = { provider: old.provider, user_id: old.providerUserId };
     await providerCall("POST", `/api/v2/users/${encodeURIComponent(identityId)}/identities`, holder, operationId, body);

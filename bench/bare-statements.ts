@@ -69,7 +69,7 @@ export async function acquireWithIntentOn(
 }
 
 /** The journal's `unlinked`, only while the lease is the holder's. */
-export async function markUnlinked(pool: pg.Pool, userId: string, holder: Holder): Promise<void> {
+export async function markUnlinkedOn(pool: pg.Pool, userId: string, holder: Holder): Promise<void> {
   await pool.query({ name: "bare_unlinked", text: unlinked, values: [holder.entry, userId, holder.token] });
 }
 

@@ -73,10 +73,12 @@ const special: Record<string, string | undefined> = {
   "(program)": "V8 and native code outside JavaScript",
   "(idle)": undefined,
   // Its own part, whoever writes: a write to a socket wakes the reader (a PostgreSQL backend, the provider),
-  // which on two cores often takes the writer's core at once, and the profile, sampling wall time, books that
-  // wait on the write. In one process, 64 switches at once (bench/switch-in-process.ts): of the product's 0.94 ms
-  // profiled per switch, writev 0.42, where the thread's CPU was 0.59 and its run-queue wait 0.62; with Node and
-  // PostgreSQL pinned to different cores (`--apart`), writev 0.01.
+  // which on two cores often takes the writer's core at once, and the profile, sampling wall time, books part of
+  // that wait on the write. Only `writev`, a write of several buffers (pg's corked extended-protocol messages
+  // among them): a single-buffer write (`writeBuffer`, `writeUtf8String`) stays with its caller. In one process,
+  // 64 switches at once (bench/switch-in-process.ts), over its profiled waves: of the product's 0.88 ms per
+  // switch, writev 0.46, where the thread's CPU was 0.58 and its wait 0.58; with Node and PostgreSQL pinned to
+  // different cores (`--apart`), writev 0.02.
   writev: "writev (socket writes, and the wait for a core after them)",
 };
 
@@ -119,7 +121,7 @@ export function cpuByPart(directory: string, window: { fromUs: number; toUs: num
       if (partCache.has(id)) return partCache.get(id);
       const frame = byId.get(id)!.callFrame;
       let part: string | undefined;
-      if (frame.functionName in special && frame.url === "") part = special[frame.functionName];
+      if (Object.hasOwn(special, frame.functionName) && frame.url === "") part = special[frame.functionName];
       else {
         const own = partOf(maps.sourceOf(frame));
         const parent = parentOf.get(id);

@@ -52,23 +52,30 @@ export interface TreeCpu {
   mainThreadMs: number;
   /**
    * How long the main threads were ready to run but waited for a core (the scheduler's run-queue wait, from
-   * `/proc/PID/task/PID/schedstat`, in ns): not CPU time, yet a V8 profile, which samples wall time, puts it on
-   * whatever the thread ran next. On two cores a write that wakes a PostgreSQL backend often hands it the
-   * writer's core at once.
+   * `/proc/PID/task/PID/schedstat`, in ns): not CPU time, yet a V8 profile, which samples wall time, books part
+   * of it on the code the thread ran next (mostly `writev`: on two cores a write that wakes a PostgreSQL backend
+   * often hands it the writer's core at once).
    */
   mainThreadWaitMs: number;
 }
 
-/** A thread's run-queue wait so far, in ms; 0 where the kernel keeps no schedstat. */
-function runQueueWaitMs(pid: number, thread: number): number {
+/**
+ * A thread's time on a core and its run-queue wait so far, in ms (`/proc/PID/task/TID/schedstat`'s first two
+ * fields, ns); zeros where the kernel keeps no schedstat.
+ */
+export function threadSchedstat(pid: number, thread: number): { cpuMs: number; waitMs: number } {
   try {
-    return Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ")[1]) / 1e6;
+    const [cpuNs, waitNs] = readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ").map(Number);
+    return { cpuMs: cpuNs! / 1e6, waitMs: waitNs! / 1e6 };
   } catch {
-    return 0;
+    return { cpuMs: 0, waitMs: 0 };
   }
 }
 
-/** The CPU time of `pid` and every process under it, all their threads and their main threads, from one scan. */
+/**
+ * The CPU time of `pid` and every process under it, all their threads and their main threads, and the main
+ * threads' run-queue wait, from one scan.
+ */
 export function processTreeCpu(pid: number | undefined): TreeCpu | null {
   const tree = pid === undefined ? [] : processTree(pid);
   if (tree.length === 0) return null;
@@ -76,7 +83,7 @@ export function processTreeCpu(pid: number | undefined): TreeCpu | null {
   for (const each of tree) {
     used.allMs += statOf(each)?.cpuMs ?? 0;
     used.mainThreadMs += statOf(each, each)?.cpuMs ?? 0;
-    used.mainThreadWaitMs += runQueueWaitMs(each, each);
+    used.mainThreadWaitMs += threadSchedstat(each, each).waitMs;
   }
   return used;
 }

@@ -4,8 +4,9 @@
  * (the session's requirement, the lease, the journal) against bare's three statements (bare-statements.ts),
  * taking turns wave by wave. Per switch: the process's CPU, its main thread's CPU and how long that thread waited
  * for a core (the scheduler's run-queue wait, `/proc/self/task/PID/schedstat`, in ns), and the embedded
- * PostgreSQL's CPU (all its processes, `/proc`, 10 ms ticks over a wave); then, under V8's
- * profiler, what the profile books per switch, and how much of it on `writev`. `--apart` pins this process to
+ * PostgreSQL's CPU (all of the embedded server's processes, `/proc`, 10 ms ticks over a wave: run it with nothing
+ * else on that server); then, under V8's profiler, what the profile books per switch, and how much of it on
+ * `writev`. `--apart` pins this process to
  * the first core and the embedded PostgreSQL to the second (taskset) for the run: a write that wakes a backend
  * then cannot hand it this thread's core.
  */
@@ -13,7 +14,6 @@ import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import os from "node:os";
 import { sql } from "kysely";
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
@@ -21,10 +21,10 @@ import type { IdentityProviderClient } from "../lib/provider/client";
 import { sessionFor } from "../lib/web/session";
 import { productSwitch } from "../lib/web/switch";
 import { databaseFor } from "../test/harness/databases";
-import { acquireWithIntentOn, markUnlinked, saveAndReleaseOn } from "./bare-statements";
+import { acquireWithIntentOn, markUnlinkedOn, saveAndReleaseOn } from "./bare-statements";
 import { addBenchUsers } from "./bench-users";
 import { serverWarmupWaves } from "./plan";
-import { processCpuMs, processTree } from "./process-cpu";
+import { processCpuMs, processTree, threadSchedstat } from "./process-cpu";
 import { median } from "./stats";
 
 const users = 64;
@@ -61,13 +61,19 @@ const ways: Record<string, (user: User) => Promise<void>> = {
     const holder = await acquireWithIntentOn(pool, user.id, identityId, randomUUID());
     if (!holder) throw new Error(`bare: ${user.id}'s lease was not free`);
     await provider.unlinkIdentity(holder.primary_identity_id, identityId, {} as never);
-    await markUnlinked(pool, user.id, holder);
+    await markUnlinkedOn(pool, user.id, holder);
     await provider.linkAccount(identityId, holder.primary_identity_id, {} as never);
     if (!(await saveAndReleaseOn(pool, user.id, holder, identityId))) throw new Error("bare: not saved");
   },
   async "the product's switch"(user) {
     const requires = sessionFor(sessionOf.get(user.id)!, user.id);
-    await productSwitch.promote(db, provider, { userId: user.id, identityId: nextTarget(user), requires });
+    const result = await productSwitch.promote(db, provider, {
+      userId: user.id,
+      identityId: nextTarget(user),
+      requires,
+    });
+    // A switch to the primary it already has sends 2 statements, not 3: it would be measured cheaper.
+    if (!result.changed) throw new Error(`the product's switch: ${user.id}'s primary did not change`);
   },
 };
 
@@ -76,40 +82,42 @@ const { rows: dataDirectory } = await sql<{ path: string }>`SELECT current_setti
 );
 const postmaster = Number(readFileSync(`${dataDirectory[0]!.path}/postmaster.pid`, "utf8").split("\n")[0]);
 
-/** The main thread's CPU and run-queue wait so far, in ms (schedstat's first two fields, ns). */
-const mainThread = () => {
-  const [cpuNs, waitNs] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ").map(Number);
-  return { cpuMs: cpuNs! / 1e6, waitMs: waitNs! / 1e6 };
-};
+const mainThread = () => threadSchedstat(process.pid, process.pid);
 
 interface WaveFigures {
   cpuMs: number;
   mainThreadMs: number;
   waitMs: number;
-  postgresMs: number;
+  /** Null in a profiled wave: the scan that finds PostgreSQL's processes would be in the profile. */
+  postgresMs: number | null;
 }
 
-async function wave(run: (user: User) => Promise<void>): Promise<WaveFigures> {
+async function wave(run: (user: User) => Promise<void>, { profiled = false } = {}): Promise<WaveFigures> {
   // PostgreSQL's processes are found by a scan of /proc: outside this process's measured window.
-  const postgres = processCpuMs(postmaster)!;
+  const postgres = profiled ? null : processCpuMs(postmaster)!;
   const [cpu, main] = [process.cpuUsage(), mainThread()];
   await Promise.all(switchers.map(run));
   const [used, after] = [process.cpuUsage(cpu), mainThread()];
-  const postgresAfter = processCpuMs(postmaster)!;
   return {
     cpuMs: (used.user + used.system) / 1000 / users,
     mainThreadMs: (after.cpuMs - main.cpuMs) / users,
     waitMs: (after.waitMs - main.waitMs) / users,
-    postgresMs: (postgresAfter - postgres) / users,
+    postgresMs: postgres === null ? null : (processCpuMs(postmaster)! - postgres) / users,
   };
 }
 
-/** Pins each process (all its threads) to `cores`; the embedded PostgreSQL's with its postmaster's children. */
+/** Each process's cores as taskset lists them ("0,1"), to put back after the run. */
+const coresOf = (pid: number) =>
+  execFileSync("taskset", ["-p", "-c", String(pid)], { encoding: "utf8" })
+    .split(": ")[1]!
+    .trim();
+/** Pins each process (all its threads) to `cores`. */
 const pin = (pids: number[], cores: string) => {
   for (const pid of pids) execFileSync("taskset", ["-a", "-p", "-c", cores, String(pid)], { stdio: "ignore" });
 };
+// The embedded server's processes: the postmaster and every backend it forks (a fork inherits its cores).
 const postgresPids = () => processTree(postmaster);
-const allCores = `0-${os.availableParallelism() - 1}`;
+const coresBefore = { ours: coresOf(process.pid), postgres: coresOf(postmaster) };
 if (apart) {
   pin([process.pid], "0");
   pin(postgresPids(), "1");
@@ -129,7 +137,7 @@ interface ProfileNode {
 async function profiled(run: (user: User) => Promise<void>, waves: number) {
   await profiler.post("Profiler.start");
   const figures: WaveFigures[] = [];
-  for (let index = 0; index < waves; index++) figures.push(await wave(run));
+  for (let index = 0; index < waves; index++) figures.push(await wave(run, { profiled: true }));
   const { profile } = await profiler.post("Profiler.stop");
   const nodes = new Map((profile.nodes as ProfileNode[]).map((node) => [node.id, node.callFrame]));
   const booked = { all: 0, writev: 0 };
@@ -141,10 +149,10 @@ async function profiled(run: (user: User) => Promise<void>, waves: number) {
     if (frame.functionName === "writev" && frame.url === "") booked.writev += delta;
   });
   const switches = waves * users;
-  const sum = (of: keyof WaveFigures) => figures.reduce((total, each) => total + each[of], 0) / waves;
+  const meanOf = (of: "mainThreadMs" | "waitMs") => figures.reduce((total, each) => total + each[of], 0) / waves;
   return {
-    "main thread (ms)": sum("mainThreadMs").toFixed(3),
-    "run-queue wait (ms)": sum("waitMs").toFixed(3),
+    "main thread (ms)": meanOf("mainThreadMs").toFixed(3),
+    "run-queue wait (ms)": meanOf("waitMs").toFixed(3),
     "profiled (ms)": (booked.all / switches).toFixed(3),
     "of it writev (ms)": (booked.writev / switches).toFixed(3),
   };
@@ -159,7 +167,7 @@ try {
   }
   const rows: Record<string, Record<string, string>> = {};
   for (const [name, figures] of samples) {
-    const medianOf = (of: keyof WaveFigures) => median(figures.map((each) => each[of])).toFixed(3);
+    const medianOf = (of: keyof WaveFigures) => median(figures.map((each) => each[of] ?? 0)).toFixed(3);
     rows[name] = {
       "CPU (ms)": medianOf("cpuMs"),
       "main thread (ms)": medianOf("mainThreadMs"),
@@ -175,6 +183,12 @@ try {
   console.table(profiles);
 } finally {
   profiler.disconnect();
-  if (apart) pin(postgresPids(), allCores);
-  await db.destroy();
+  try {
+    if (apart) {
+      pin([process.pid], coresBefore.ours);
+      pin(postgresPids(), coresBefore.postgres);
+    }
+  } finally {
+    await db.destroy();
+  }
 }

@@ -23,7 +23,8 @@ const preparedMarker = /^\/\* prepared: ([a-z0-9_]+) \*\//;
 
 /**
  * The marker for one of the app's own statements, to begin its text: `sql\`${preparedAs("journal_advance")} UPDATE …\``.
- * A Kysely query embedded after it is compiled as it is (no parentheses around an UPDATE in raw SQL).
+ * An UPDATE, INSERT or DELETE built with Kysely and embedded after it is compiled as it is (Kysely puts no
+ * parentheses around one inside raw SQL; it does around a SELECT).
  */
 export function preparedAs(name: string): RawBuilder<unknown> {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`preparedAs: "${name}" is no statement name`);
