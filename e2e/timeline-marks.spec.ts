@@ -32,8 +32,11 @@ test("a link the provider applied after the caller gave up is marked applied-lat
   page,
   request,
 }) => {
+  // The link hangs until the switch's deadline (the hold cap, 3 × TTL, less the margin): 5.6 s. With a TTL of 1 s
+  // the switch once lost its lease before the link under a full e2e run's load, so no link was sent to be marked:
+  // a renewal due every 0.33 s and more than 0.67 s late does that; at 2 s it may be 1.3 s late.
   await request.put("/api/lab", {
-    data: { leaseTtlMs: 1_000, provider: { latencyMs: 100, script: { link: ["applied-late"] } } },
+    data: { leaseTtlMs: 2_000, provider: { latencyMs: 100, script: { link: ["applied-late"] } } },
   });
   await signInAs(page, "Ada Lovelace");
   await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
