@@ -106,7 +106,9 @@ describe("GET /api/lab/operations/{id}/spans", () => {
       expect(span.startMs + span.durationMs).toBeLessThanOrEqual(parent.startMs + parent.durationMs + 1);
     }
     const unlink = spans.find((span) => span.name === "provider.unlink")!;
-    expect(unlink.durationMs).toBeGreaterThanOrEqual(50);
+    // At least the provider's latency, less 1 ms: its timer runs on its event loop's whole-millisecond clock, and
+    // the span once measured 49.68 ms (a clean clone's full run of de25c71).
+    expect(unlink.durationMs).toBeGreaterThanOrEqual(49);
   });
 
   it("gives a refused switch its refused acquisition; 404 for an operation it has no span of, 400 for a malformed id", async () => {
