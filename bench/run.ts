@@ -32,10 +32,10 @@ import { benchSystemParts, ensureSystemParts } from "../scripts/parts/system-par
 import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
-import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServer, warmUp } from "./app-cpu";
+import { cpuServer, warmUp } from "./app-cpu";
 import { clickWaves, type ClickKind, type ClicksResult } from "./clicks";
-import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
+import type { RunningServer } from "./cpu-servers";
+import { cpuStep } from "./cpu-step";
 import {
   bystanderReads,
   predictedWaveTurns,
@@ -152,41 +152,6 @@ async function clicksStep(app: RunningApp, databaseUrl: string, db: Kysely<Datab
   return { clicks, balanced };
 }
 
-/** 4. CPU per switch: the five servers, each alone in turn; the lab's client is the first app's. */
-async function cpuStep(app: RunningApp, databaseUrl: string, db: Kysely<Database>, started: RunningServer[]) {
-  progress("starting the app with the lab off, the switch outside Next.js, next-min and bare");
-  const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
-  const start = async <T extends RunningServer>(server: Promise<T>) => {
-    started.push(await server);
-    return started.at(-1) as T;
-  };
-  const env = { ...appEnv, LAB_ENABLED: "false" };
-  const labOff = await start(startApp({ databaseUrl, port: port("BENCH_LAB_OFF_PORT", 3221), env }));
-  const outside = await start(
-    startNodeServer("switch-outside-next.ts", { ...options, port: port("BENCH_FLOOR_PORT", 3222) }),
-  );
-  const nextMin = await start(startNextMin({ ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
-  const bare = await start(startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }));
-  const servers = [
-    cpuServer("lab on", app, true),
-    cpuServer("lab off", labOff, true),
-    cpuServer("outside Next.js", outside, false),
-    cpuServer("next-min", nextMin, false),
-    cpuServer("bare", bare, false),
-  ];
-  const cpuOptions = {
-    ...plan.appCpu,
-    warmupWaves: plan.warmUp.waves,
-    latencyMs: scalingLatencyMs,
-    poolSize: 16,
-    random,
-  };
-  const lab = appClient(app.baseUrl);
-  const measured = await appCpu(servers, db, lab, cpuOptions, progress);
-  // Every server really switched: the app's rows and the provider's accounts still agree.
-  return { appCpu: measured, appCpuConsistent: (await lab.audit()).consistent as boolean };
-}
-
 // Checked first: the run needs HAProxy only after minutes of measuring.
 const missingParts = ensureSystemParts(undefined, progress, { parts: benchSystemParts, neededBy: "npm run bench" });
 if (missingParts) {
@@ -206,7 +171,7 @@ try {
   const second = () => startApp({ databaseUrl, port: port("BENCH_SECOND_APP_PORT", 3219), env: appEnv });
   const http = await httpStep(app, second, db);
   const { clicks, balanced } = await clicksStep(app, databaseUrl, db);
-  const cpu = await cpuStep(app, databaseUrl, db, started);
+  const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress });
   const results = {
     date: new Date().toISOString(),
     mode: quick ? "quick" : "full",

@@ -22,7 +22,11 @@ export interface Results {
 }
 
 /** A server's CPU per switch under a load: K users at once (`many`), one user (`one`), or a page read first. */
-export function cpuOf(results: Results, name: CpuServerName, load: "many" | "one" | "page"): AppCpuResult | undefined {
+export function cpuOf(
+  results: Pick<Results, "appCpu">,
+  name: CpuServerName,
+  load: "many" | "one" | "page",
+): AppCpuResult | undefined {
   const loads = results.appCpu.filter((each) => each.name === name && each.readsPageFirst === (load === "page"));
   const most = Math.max(...loads.map((each) => each.users));
   return loads.find((each) => (load === "many" ? each.users === most && most > 1 : each.users === 1));

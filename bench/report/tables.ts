@@ -94,7 +94,7 @@ function clicksTable(results: Results): void {
   );
 }
 
-function cpuTables(results: Results): void {
+export function cpuTables(results: Pick<Results, "appCpu">): void {
   console.log(`CPU per switch, net of the server's rate at rest (ms, median [min–max] of waves):`);
   console.table(
     results.appCpu.map((server) => ({
@@ -123,6 +123,11 @@ export function printTables(results: Results, targets: Target[]): void {
   httpTables(results);
   clicksTable(results);
   cpuTables(results);
+  printVerdicts(targets);
+}
+
+/** Every verdict, how many hold, and the ones that do not. */
+export function printVerdicts(targets: Target[]): void {
   console.log("Targets:");
   console.table(targets.map((each) => ({ ...each, holds: each.holds ? "yes" : "NO" })));
   const failing = targets.filter((each) => !each.holds);

@@ -197,7 +197,7 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
 }
 
 /** The app's CPU per switch against next-min's (Next.js's own) and its own K = 64 figure. */
-function cpuTargets(results: Results, add: Add): void {
+function cpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">, add: Add): void {
   const [labOn, labOff, nextMin] = (["lab on", "lab off", "next-min"] as const).map((name) =>
     cpuOf(results, name, "many"),
   );
@@ -264,12 +264,23 @@ function cpuTargets(results: Results, add: Add): void {
     );
 }
 
+/** Where a step's verdicts go, under its name. */
+const collector =
+  (targets: Target[]) =>
+  (step: string): Add =>
+  (target, measured, holds) =>
+    targets.push({ step, target, measured, holds });
+
+/** The CPU step's verdicts alone (`npm run bench:cpu`). */
+export function checkCpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">): Target[] {
+  const targets: Target[] = [];
+  cpuTargets(results, collector(targets)("CPU"));
+  return targets;
+}
+
 export function checkTargets(results: Results, latencyMs: number): Target[] {
   const targets: Target[] = [];
-  const adding =
-    (step: string): Add =>
-    (target, measured, holds) =>
-      targets.push({ step, target, measured, holds });
+  const adding = collector(targets);
   libraryTargets(results, adding("library"));
   loneSwitchTargets(results, adding("lone switch"));
   leaseScalingTargets(results, adding("K at once"), latencyMs);

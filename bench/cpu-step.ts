@@ -1,0 +1,61 @@
+/**
+ * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the five servers, each alone in
+ * turn (app-cpu.ts), the lab's client being the already running app's (the lab on). The servers it starts are
+ * pushed on `started`, for the caller to stop.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema";
+import { startApp, type RunningApp } from "../test/harness/app-server";
+import { appClient } from "../test/harness/http-client";
+import { providerFor } from "../test/harness/provider";
+import { appCpu, cpuServer } from "./app-cpu";
+import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
+import { appEnv, scalingLatencyMs, type Plan } from "./plan";
+
+const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+interface CpuStepOptions {
+  plan: Pick<Plan, "appCpu" | "warmUp">;
+  random: () => number;
+  progress: (note: string) => void;
+}
+
+export async function cpuStep(
+  app: RunningApp,
+  databaseUrl: string,
+  db: Kysely<Database>,
+  started: RunningServer[],
+  { plan, random, progress }: CpuStepOptions,
+) {
+  progress("starting the app with the lab off, the switch outside Next.js, next-min and bare");
+  const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
+  const start = async <T extends RunningServer>(server: Promise<T>) => {
+    started.push(await server);
+    return started.at(-1) as T;
+  };
+  const env = { ...appEnv, LAB_ENABLED: "false" };
+  const labOff = await start(startApp({ databaseUrl, port: port("BENCH_LAB_OFF_PORT", 3221), env }));
+  const outside = await start(
+    startNodeServer("switch-outside-next.ts", { ...options, port: port("BENCH_FLOOR_PORT", 3222) }),
+  );
+  const nextMin = await start(startNextMin({ ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
+  const bare = await start(startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }));
+  const servers = [
+    cpuServer("lab on", app, true),
+    cpuServer("lab off", labOff, true),
+    cpuServer("outside Next.js", outside, false),
+    cpuServer("next-min", nextMin, false),
+    cpuServer("bare", bare, false),
+  ];
+  const cpuOptions = {
+    ...plan.appCpu,
+    warmupWaves: plan.warmUp.waves,
+    latencyMs: scalingLatencyMs,
+    poolSize: 16,
+    random,
+  };
+  const lab = appClient(app.baseUrl);
+  const measured = await appCpu(servers, db, lab, cpuOptions, progress);
+  // Every server really switched: the app's rows and the provider's accounts still agree.
+  return { appCpu: measured, appCpuConsistent: (await lab.audit()).consistent as boolean };
+}
