@@ -12,20 +12,24 @@ import pg from "pg";
 import { createDb } from "../db/connection";
 import type { Database } from "../db/schema";
 import { defaultMaxHoldMs } from "@lease-lock-lab/lease";
-import { identityActionLease } from "../lib/switch/lease-guard";
-import { intentRecorder } from "../lib/switch/journal";
+import { identityActionLease } from "../lib/switch/users";
+import { leaseBoundRecording } from "../lib/switch/journal";
 import { distribution, quantiles, repeated, shuffled, type Distribution, type Repeated } from "./stats";
 
 const rowId = "ada";
 const targetIdentityId = "github|8812";
 const ttlMs = 10_000;
-/** As the lease guard records it: the provider's apply limit (10 s) past the lease's expiry. */
-const inFlightBound = { boundMs: 10_000, followsLease: true };
-/** As the app acquires: the hold cap withLease passes is 3 × TTL. */
+/** The provider's apply limit: the intent's calls may land until this long past the lease's expiry. */
+const applyLimitMs = 10_000;
+/**
+ * As the app acquires: the hold cap withLease passes is 3 × TTL; the intent as the lease guard records it, its
+ * calls bounded by the provider's apply limit (10 s) past the lease's expiry.
+ */
 export const acquireOptions = (operationId: string) => ({
   ttlMs,
   maxHoldMs: defaultMaxHoldMs(ttlMs),
-  intent: intentRecorder(operationId, targetIdentityId, inFlightBound),
+  intent: leaseBoundRecording.statements.intent,
+  values: leaseBoundRecording.values({ userId: rowId, operationId, targetIdentityId, applyLimitMs }),
 });
 
 /** The library's acquire, written out by hand: the same statement text the library sends. */
@@ -62,7 +66,7 @@ const rawAcquire = (client: pg.Pool, name?: string) =>
   client.query<{ acquired: boolean; token: string | null }>({
     name,
     text: rawAcquireSql,
-    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId, inFlightBound.boundMs / 1000],
+    values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId, applyLimitMs / 1000],
   });
 
 export type MicroVariant = "bare-updates" | "raw-sql" | "raw-sql-prepared" | "library";

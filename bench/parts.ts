@@ -23,7 +23,7 @@ import path from "node:path";
 import { sql } from "kysely";
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
-import { identityActionLease } from "../lib/switch/lease-guard";
+import { identityActionLease } from "../lib/switch/users";
 import { seededRandom } from "../lib/provider-sim/chaos";
 import { findProgram } from "../scripts/parts/part-process";
 import { startPgBouncer } from "../scripts/parts/pgbouncer";

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createDb } from "../db/connection";
-import { identityActionLease } from "../lib/switch/lease-guard";
+import { identityActionLease } from "../lib/switch/users";
 import { startApp } from "./harness/app-server";
 import { appClient } from "./harness/http-client";
 

@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb, databaseTimeouts } from "../db/connection";
 import { startPgBouncer, type RunningPgBouncer } from "../scripts/parts/pgbouncer";
-import { identityActionLease } from "../lib/switch/lease-guard";
+import { identityActionLease } from "../lib/switch/users";
 import { startApp, type RunningApp } from "./harness/app-server";
 import { openEventStream } from "./harness/event-stream";
 import { appClient, type AppClient } from "./harness/http-client";

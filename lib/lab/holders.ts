@@ -6,7 +6,7 @@
 import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
-import { identityActionLease } from "../switch/lease-guard";
+import { identityActionLease } from "../switch/users";
 
 export const holdersLimitSchema = z.coerce.number().int().min(1).max(100).default(50);
 

@@ -12,10 +12,9 @@ import { OperationInProgress, StaleWrite, UserNotFound } from "../core/problems"
 import { Deadline, withLease } from "@lease-lock-lab/lease";
 import { observedLease } from "@lease-lock-lab/lease/telemetry";
 import { requireNow, unjournaled, type Guard, type GuardedSection, type GuardRequest } from "../switch/guard";
-import { identityActionLease } from "../switch/lease-guard";
 import { switchJournal } from "../switch/journal";
 import { leaseGuard } from "../switch/lease-guard";
-import { readVersion, savePrimary } from "../switch/users";
+import { identityActionLease, readVersion, savePrimary } from "../switch/users";
 import { faultyLock, PlayedProcess } from "./interceptors/faulty-lock";
 import { recordingLease } from "./interceptors/recorded";
 import { withStepFaults } from "./interceptors/step-faults";

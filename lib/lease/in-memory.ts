@@ -6,8 +6,9 @@
  * owner-checked as the real ones are; renewals stop at the hold cap. It passes the same conformance cases
  * as the real lease (`@lease-lock-lab/lease/conformance`).
  *
- * What needs SQL is not here: `requires`, `intent`, `also` and `onExtend` at acquisition, and the handle's
- * `updating`, `releasing` and `heldCondition` (queries to send with other statements) throw, saying so.
+ * What needs SQL is not here: `requires`, `intent`, `also` and `onExtend` at acquisition, and `updating`,
+ * `releasing` and `heldCondition` (queries to send with other statements), the lock's and the handle's, throw,
+ * saying so.
  * Code that composes them is tested on PostgreSQL.
  */
 import { randomUUID } from "node:crypto";
@@ -103,6 +104,15 @@ export function inMemoryLeaseLock<DB = unknown, TB extends keyof DB & string = k
       };
     },
     holders: async (_db: Kysely<DB>, query?: HoldersQuery) => holdersOf(rows, query, clock, held),
+    heldCondition: () => {
+      throw needsSql("`lock.heldCondition`");
+    },
+    updating: () => {
+      throw needsSql("`lock.updating`");
+    },
+    releasing: () => {
+      throw needsSql("`lock.releasing`");
+    },
   };
 }
 

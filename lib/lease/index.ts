@@ -10,9 +10,21 @@ export {
   type LeaseLock,
   type LeaseLockOptions,
   type LeaseState,
+  type Owner,
   type RowId,
   type StatementRecorder,
 } from "./lease-lock.ts";
+export {
+  CompiledStatements,
+  executeOnce,
+  MadeOnce,
+  none,
+  param,
+  statement,
+  Param,
+  type ParamValues,
+  type Statement,
+} from "./statements.ts";
 export {
   LeaseLostError,
   LeaseUnavailable,

@@ -1,7 +1,9 @@
 /**
  * A held lease: the owner-checked statements its holder sends (renew, hold, release, writes under the lease).
  * Each is one autocommit statement whose WHERE carries the holder's token, so a holder that lost the lease,
- * however confused its clock, changes nothing. Every moment is the database's.
+ * however confused its clock, changes nothing. Every moment is the database's. The lease's own statements are
+ * compiled once per lock, database and `onExtend` (statements.ts), the holder's row, token and durations their
+ * parameters.
  */
 import {
   sql,
@@ -11,9 +13,18 @@ import {
   type UpdateQueryBuilder,
   type UpdateResult,
 } from "kysely";
-import type { AcquireOptions, LeaseColumns, LeaseHandle, LeaseLockOptions, RowId } from "./lease-lock.ts";
+import type {
+  AcquireOptions,
+  LeaseColumns,
+  LeaseHandle,
+  LeaseLock,
+  LeaseLockOptions,
+  Owner,
+  RowId,
+} from "./lease-lock.ts";
+import { CompiledStatements, none, param, type ParamValues } from "./statements.ts";
 
-/** The lease's columns as SQL references, and the marker that names its statements. */
+/** The lease's columns as SQL references, the marker that names its statements, and their compiled texts. */
 export interface LeaseRefs {
   tableName: string;
   /** The names of the columns a release clears. */
@@ -27,6 +38,7 @@ export interface LeaseRefs {
   /** The optional column that stores the generation a lease was taken in. */
   generation: RawBuilder<unknown> | null;
   named(statement: string): RawBuilder<unknown>;
+  statements: CompiledStatements;
 }
 
 export function leaseRefs<DB, TB extends keyof DB & string>(
@@ -45,12 +57,68 @@ export function leaseRefs<DB, TB extends keyof DB & string>(
     generation: columns.generation ? sql.ref(columns.generation) : null,
     named: (statement) =>
       options.preparedName ? sql.raw(`/* prepared: ${options.preparedName}_${statement} */`) : sql``,
+    statements: new CompiledStatements(),
   };
 }
 
-export const interval = (ms: number): RawBuilder<unknown> => sql`make_interval(secs => ${ms / 1000})`;
 export const millisecondsLeft = (moment: RawBuilder<unknown>): RawBuilder<number> =>
   sql<number>`greatest(0, extract(epoch FROM (${moment} - clock_timestamp())) * 1000)::float8`;
+
+/** What tells the lease's statements apart in its compiled statements' cache (statements.ts). */
+export const statementKeys = { acquire: {}, inspect: {}, holders: {}, renew: {}, hold: {}, holds: {}, release: {} };
+
+/** The parameters of the lease's own statements (prefixed, apart from the names callers give theirs). */
+export const leaseParams = {
+  rowId: param<RowId>("lease.row_id"),
+  token: param<string>("lease.token"),
+  ttlSeconds: param<number>("lease.ttl_seconds"),
+  /** Null: no cap. */
+  maxHoldSeconds: param<number | null>("lease.max_hold_seconds"),
+  holdSeconds: param<number>("lease.hold_seconds"),
+};
+
+/** An interval of `seconds` (a parameter's). */
+export const secondsInterval = (seconds: unknown): RawBuilder<unknown> => sql`make_interval(secs => ${seconds})`;
+
+/** Held by `owner` (its token) and unexpired: the condition of every owner-checked write. */
+export const heldBy = ({ id, token, lockedUntil }: LeaseRefs, owner: Owner): RawBuilder<boolean> =>
+  sql<boolean>`${id} = ${owner.rowId} AND ${token} = ${owner.token} AND ${lockedUntil} > now()`;
+
+/** Nobody has taken it since `owner` did (every acquisition writes a new token); it may have expired meanwhile. */
+const untakenSince = ({ id, token }: LeaseRefs, owner: Owner): RawBuilder<boolean> =>
+  sql<boolean>`${id} = ${owner.rowId} AND ${token} = ${owner.token}`;
+
+/** The owner-checked UPDATE of the protected row, as a query. */
+function ownerChecked<DB, TB extends keyof DB & string>(
+  refs: LeaseRefs,
+  db: Kysely<DB>,
+  owner: Owner,
+  values: UpdateObject<DB, TB>,
+): UpdateQueryBuilder<DB, TB, TB, UpdateResult> {
+  // Kysely cannot type a table chosen by a generic parameter: the builder is typed at this boundary.
+  type AnyTables = Record<string, Record<string, unknown>>;
+  return (db as unknown as Kysely<AnyTables>)
+    .updateTable(refs.tableName)
+    .set(values as UpdateObject<AnyTables, string>)
+    .where(heldBy(refs, owner)) as unknown as UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
+}
+
+/** The lease's columns as a release leaves them (the fence stays: it only grows). */
+const clearedLock = ({ lockColumns }: LeaseRefs): Record<string, null> => ({
+  [lockColumns.lockedAt]: null,
+  [lockColumns.lockedUntil]: null,
+  [lockColumns.token]: null,
+});
+
+/** The owner-checked condition and writes, for any owner: the lock's (owners as `param`s) and a handle's. */
+export const ownerChecks = <DB, TB extends keyof DB & string>(
+  refs: LeaseRefs,
+): Pick<LeaseLock<DB, TB>, "heldCondition" | "updating" | "releasing"> => ({
+  heldCondition: (owner) => sql<boolean>`EXISTS (SELECT 1 FROM ${refs.table} WHERE ${heldBy(refs, owner)})`,
+  updating: (db, owner, values) => ownerChecked(refs, db, owner, values),
+  releasing: (db, owner, values) =>
+    ownerChecked(refs, db, owner, { ...values, ...clearedLock(refs) } as UpdateObject<DB, TB>),
+});
 
 interface Extended {
   until: Date;
@@ -73,19 +141,30 @@ export function leaseHandle<DB, TB extends keyof DB & string>(
   taken: Taking,
   acquireOptions: AcquireOptions,
 ): LeaseHandle<DB, TB> {
-  const { table, id, lockedAt, lockedUntil, token, named } = refs;
+  const owner: Owner = { rowId, token: taken.token };
+  const checks = ownerChecks<DB, TB>(refs);
   const state = { expiresAt: taken.until, remainingMs: taken.remainingMs, answeredAt: performance.now() };
   const note = (row: Extended | undefined): boolean => {
     if (!row) return false;
     Object.assign(state, { expiresAt: row.until, remainingMs: row.remaining_ms, answeredAt: performance.now() });
     return true;
   };
-  const mine = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token} AND ${lockedUntil} > now()`;
-  // Nobody has taken it since: every acquisition writes a new token. It may have expired meanwhile.
-  const untaken = sql<boolean>`${id} = ${rowId} AND ${token} = ${taken.token}`;
-  const extend = extender(refs, db, acquireOptions, note, mine);
-  const updating = ownerChecked<DB, TB>(refs, db, mine);
-  return {
+  // Every statement's values: the caller's (for `onExtend`), the holder's, the durations.
+  const values: ParamValues = {
+    ...acquireOptions.values,
+    [leaseParams.rowId.name]: rowId,
+    [leaseParams.token.name]: taken.token,
+    [leaseParams.ttlSeconds.name]: acquireOptions.ttlMs / 1000,
+    [leaseParams.maxHoldSeconds.name]: acquireOptions.maxHoldMs == null ? null : acquireOptions.maxHoldMs / 1000,
+  };
+  const extend = async (statement: "renew" | "hold", holdMs = 0): Promise<boolean> => {
+    const extended = await extending(refs, db, statement, acquireOptions, {
+      ...values,
+      [leaseParams.holdSeconds.name]: holdMs / 1000,
+    });
+    return note(extended.rows[0]);
+  };
+  const lease: LeaseHandle<DB, TB> = {
     rowId,
     token: taken.token,
     fence: taken.fence,
@@ -99,72 +178,67 @@ export function leaseHandle<DB, TB extends keyof DB & string>(
     get answeredAt() {
       return state.answeredAt;
     },
-    // Owner-checked: the token and an unexpired lease, in the WHERE of one UPDATE. The cap is kept by the
-    // database from `locked_at`, so no process, however confused its clock, can hold it longer.
-    renew: () =>
-      extend("renew", sql`least(now() + ${interval(acquireOptions.ttlMs)}, ${holdCap(refs, acquireOptions)})`),
-    // A hold keeps others out of what this holder may still cause: it applies while nobody has taken the
-    // lease since, even if it expired a moment ago (a slow process between its last call and the hold).
-    holdFor: (untilMs) => extend("hold", sql`clock_timestamp() + ${interval(untilMs)}`, untaken),
-    async holds() {
-      const found = await sql<Extended>`${named("holds")}
-        SELECT ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms
-          FROM ${table} WHERE ${mine}`.execute(db);
-      return note(found.rows[0]);
+    renew: () => extend("renew"),
+    holdFor: (untilMs) => extend("hold", untilMs),
+    holds: async () => note((await stillHeld(refs, db, values)).rows[0]),
+    release: async () => (await released(refs, db, values)).numAffectedRows === 1n,
+    async update(changes) {
+      return (await lease.updating(changes).executeTakeFirst()).numUpdatedRows === 1n;
     },
-    async release() {
-      const released = await sql`${named("release")}
-        UPDATE ${table} SET ${lockedAt} = NULL, ${lockedUntil} = NULL, ${token} = NULL
-         WHERE ${untaken}`.execute(db);
-      return released.numAffectedRows === 1n;
-    },
-    async update(values) {
-      return (await updating(values).executeTakeFirst()).numUpdatedRows === 1n;
-    },
-    updating,
-    releasing: (values) => updating({ ...values, ...clearedLock(refs) } as UpdateObject<DB, TB>),
-    heldCondition: () => sql<boolean>`EXISTS (SELECT 1 FROM ${table} WHERE ${mine})`,
+    updating: (changes) => checks.updating(db, owner, changes),
+    releasing: (changes) => checks.releasing(db, owner, changes),
+    heldCondition: () => checks.heldCondition(owner),
   };
+  return lease;
 }
 
-/** The most renewals may hold the lease to: `maxHoldMs` from when it was taken, kept by the database. */
-const holdCap = ({ lockedAt }: LeaseRefs, { maxHoldMs }: AcquireOptions): RawBuilder<unknown> =>
-  maxHoldMs == null ? sql`'infinity'::timestamptz` : sql`${lockedAt} + ${interval(maxHoldMs)}`;
+/** The expiry, while the lease is its holder's and unexpired; no row otherwise. */
+function stillHeld<DB>(refs: LeaseRefs, db: Kysely<DB>, values: ParamValues) {
+  const { table, lockedUntil, named } = refs;
+  const build = () => sql<Extended>`${named("holds")}
+    SELECT ${lockedUntil} AS until, ${millisecondsLeft(lockedUntil)} AS remaining_ms
+      FROM ${table} WHERE ${heldBy(refs, leaseParams)}`;
+  return refs.statements.run<DB, Extended>(db, [statementKeys.holds], build, values);
+}
 
-/** Moves the expiry to `until` (never earlier) while `condition` holds, with the caller's record of it. */
-function extender<DB>(
-  { table, lockedUntil, named }: LeaseRefs,
+/** Clears the lease while nobody has taken it since its holder did (whether or not it expired). */
+function released<DB>(refs: LeaseRefs, db: Kysely<DB>, values: ParamValues) {
+  const { table, lockedAt, lockedUntil, token, named } = refs;
+  const build = () => sql`${named("release")}
+    UPDATE ${table} SET ${lockedAt} = NULL, ${lockedUntil} = NULL, ${token} = NULL
+     WHERE ${untakenSince(refs, leaseParams)}`;
+  return refs.statements.run(db, [statementKeys.release], build, values);
+}
+
+/**
+ * Moves the expiry (never earlier), with the caller's record of it (`onExtend`). A renewal: to now + TTL, never
+ * past the hold cap, which the database keeps from `locked_at`, so no process, however confused its clock, can
+ * hold it longer; owner-checked (the token and an unexpired lease). A hold keeps others out of what this holder
+ * may still cause: past the cap, and while nobody has taken the lease since, even if it expired a moment ago (a
+ * slow process between its last call and the hold).
+ */
+function extending<DB>(
+  refs: LeaseRefs,
   db: Kysely<DB>,
+  statement: "renew" | "hold",
   { onExtend }: AcquireOptions,
-  note: (row: Extended | undefined) => boolean,
-  mine: RawBuilder<boolean>,
+  values: ParamValues,
 ) {
-  const recorded = onExtend ? sql`, recorded AS (${onExtend()})` : sql``;
-  return async (statement: string, until: RawBuilder<unknown>, condition = mine): Promise<boolean> => {
-    const extended = await sql<Extended>`${named(statement)}
+  const { table, lockedAt, lockedUntil, named } = refs;
+  const build = () => {
+    const until =
+      statement === "renew"
+        ? sql`least(now() + ${secondsInterval(leaseParams.ttlSeconds)},
+                    coalesce(${lockedAt} + ${secondsInterval(leaseParams.maxHoldSeconds)}, 'infinity'::timestamptz))`
+        : sql`clock_timestamp() + ${secondsInterval(leaseParams.holdSeconds)}`;
+    const condition = statement === "renew" ? heldBy(refs, leaseParams) : untakenSince(refs, leaseParams);
+    const recorded = onExtend ? sql`, recorded AS (${onExtend()})` : sql``;
+    return sql<Extended>`${named(statement)}
       WITH extended AS (
         UPDATE ${table} SET ${lockedUntil} = greatest(${lockedUntil}, ${until}) WHERE ${condition}
         RETURNING ${lockedUntil} AS until
       )${recorded}
-      SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`.execute(db);
-    return note(extended.rows[0]);
+      SELECT until, ${millisecondsLeft(sql`until`)} AS remaining_ms FROM extended`;
   };
+  return refs.statements.run<DB, Extended>(db, [statementKeys[statement], onExtend ?? none], build, values);
 }
-
-/** The owner-checked UPDATE of the protected row, as a query. */
-function ownerChecked<DB, TB extends keyof DB & string>(refs: LeaseRefs, db: Kysely<DB>, mine: RawBuilder<boolean>) {
-  // Kysely cannot type a table chosen by a generic parameter: the builder is typed at this boundary.
-  type AnyTables = Record<string, Record<string, unknown>>;
-  return (values: UpdateObject<DB, TB>) =>
-    (db as unknown as Kysely<AnyTables>)
-      .updateTable(refs.tableName)
-      .set(values as UpdateObject<AnyTables, string>)
-      .where(mine) as unknown as UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
-}
-
-/** The lease's columns as a release leaves them (the fence stays: it only grows). */
-const clearedLock = ({ lockColumns }: LeaseRefs): Record<string, null> => ({
-  [lockColumns.lockedAt]: null,
-  [lockColumns.lockedUntil]: null,
-  [lockColumns.token]: null,
-});

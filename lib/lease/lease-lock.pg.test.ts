@@ -1,6 +1,8 @@
 import { sql, type Generated } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
 import { leaseLock, type Acquisition, type LeaseHandle } from "./lease-lock.ts";
+import { param, statement } from "./statements.ts";
 import { testDb } from "./test-support/database.ts";
 
 const CONTENDERS = 50;
@@ -247,6 +249,60 @@ describe("what an acquisition sends with it", () => {
       reason: "held",
     });
     await taken.lease.release();
+  });
+
+  it("builds each shape of its statement once: the same recorders are called once, each call sends its own values", async () => {
+    let built = 0;
+    const echo = () => {
+      built += 1;
+      return sql`SELECT ${param("name")}::text AS name`;
+    };
+    const reads = { echo };
+    for (const name of ["Ada", "Countess Lovelace"]) {
+      const taken = await identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: reads, values: { name } });
+      if (!taken.acquired) throw new Error("expected to acquire");
+      expect(taken.also.echo).toEqual([{ name }]);
+      await taken.lease.release();
+    }
+    expect(built).toBe(1);
+    // A recorder made anew, its value written in, is another shape: built (and compiled) for its own call.
+    const inline = await identityActionLease.acquire(db, "ada", {
+      ttlMs: 1_000,
+      also: { echo: () => sql`SELECT ${"Ada Lovelace"}::text AS name` },
+    });
+    expect(inline).toMatchObject({ acquired: true, also: { echo: [{ name: "Ada Lovelace" }] } });
+    await held(inline).release();
+    await expect(identityActionLease.acquire(db, "ada", { ttlMs: 1_000, also: reads })).rejects.toThrow(
+      'no value for the statement\'s parameter "name"',
+    );
+    expect(built).toBe(1);
+  });
+
+  it("gives statements written once the owner's condition and write, its row and token as parameters", async () => {
+    const owner = { rowId: param<string>("userId"), token: param<string>("token") };
+    const rename = statement<LeaseTestDatabase, unknown, { userId: string; token: string; name: string }>((kysely) =>
+      identityActionLease.updating(kysely, owner, { display_name: param("name") }),
+    );
+    const stillHeld = statement<LeaseTestDatabase, { held: boolean }, { userId: string; token: string }>(
+      () => sql<{ held: boolean }>`SELECT ${identityActionLease.heldCondition(owner)} AS held`,
+    );
+    const lease = held(await identityActionLease.acquire(db, "ada", { ttlMs: 1_000 }));
+    const mine = { userId: "ada", token: lease.token };
+    expect((await stillHeld.execute(db, mine)).rows[0]!.held).toBe(true);
+    expect((await rename.execute(db, { ...mine, name: "A. Lovelace" })).numAffectedRows).toBe(1n);
+    expect((await rename.execute(db, { userId: "ada", token: randomUUID(), name: "Mallory" })).numAffectedRows).toBe(
+      0n,
+    );
+    await lease.release();
+    expect((await stillHeld.execute(db, mine)).rows[0]!.held).toBe(false);
+    expect((await rename.execute(db, { ...mine, name: "Mallory" })).numAffectedRows).toBe(0n);
+    const row = await db
+      .selectFrom("lease_test_users")
+      .select("display_name")
+      .where("id", "=", "ada")
+      .executeTakeFirst();
+    expect(row?.display_name).toBe("A. Lovelace");
+    await sql`UPDATE lease_test_users SET display_name = 'Ada Lovelace' WHERE id = 'ada'`.execute(db);
   });
 
   it("ends the lease with the holder's last write, in one statement, only while it is its own", async () => {

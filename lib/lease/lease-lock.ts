@@ -15,7 +15,17 @@ import {
   type UpdateResult,
 } from "kysely";
 import { leaseHolders, type HoldersPage, type HoldersQuery } from "./holders.ts";
-import { interval, leaseHandle, leaseRefs, millisecondsLeft, type LeaseRefs } from "./lease-handle.ts";
+import {
+  leaseHandle,
+  leaseParams,
+  leaseRefs,
+  millisecondsLeft,
+  ownerChecks,
+  secondsInterval,
+  statementKeys,
+  type LeaseRefs,
+} from "./lease-handle.ts";
+import { none, type Param, type ParamValues } from "./statements.ts";
 
 /** The columns of `Row` whose selected type is assignable to `Value`: the lock's columns are checked. */
 type ColumnsOfType<Row, Value> = {
@@ -64,6 +74,12 @@ export interface LeaseLockOptions {
  * reads the CTE `acquired` (the row's columns plus `lease_lock_fence`, `lease_lock_generation` and
  * `lease_lock_until`); at a renewal or a hold, the CTE `extended` (`until`: the new expiry).
  * E.g. `INSERT … SELECT … FROM acquired RETURNING id`.
+ *
+ * The lease's statements are compiled once per database and shape: the same recorders (and `requires`, and
+ * `also`, the same objects) give the same SQL, which is built at their first use and then only sent again with
+ * new values. So a recorder is called once per shape: what changes from call to call goes in as
+ * `param(name)`, its value in the options' `values` (a recorder made anew at each call, its values written
+ * in, still works: it is compiled at each call).
  */
 export type StatementRecorder = () => RawBuilder<unknown>;
 
@@ -86,6 +102,8 @@ export interface AcquireOptions {
    * should lock them (`FOR SHARE`), so that it sees their newest committed version, as the holder's does.
    */
   also?: Record<string, StatementRecorder>;
+  /** The values of the `param(name)`s in `intent`, `onExtend`, `requires` and `also`, by name. */
+  values?: ParamValues;
 }
 
 /** A held lease. Its methods are closures: they may be passed around without their object. */
@@ -163,6 +181,15 @@ export interface LeaseState {
   remainingMs: number;
 }
 
+/**
+ * Who holds a lease, as an owner-checked statement names it: its row and its token, each a value (a handle is
+ * one) or a `param`, for a statement of the caller's compiled once (see `statement`).
+ */
+export interface Owner {
+  rowId: RowId | Param<RowId>;
+  token: string | Param<string>;
+}
+
 export interface LeaseLock<DB, TB extends keyof DB & string = keyof DB & string> {
   /** The protected table's name (for telemetry and display). */
   readonly table: string;
@@ -174,6 +201,16 @@ export interface LeaseLock<DB, TB extends keyof DB & string = keyof DB & string>
   inspect(db: Kysely<DB>, rowId: RowId): Promise<LeaseState | null>;
   /** Who holds what: a page of the rows held now, by id (see `holders.ts`). */
   holders(db: Kysely<DB>, query?: HoldersQuery): Promise<HoldersPage>;
+  /**
+   * For statements of the caller's own, written once with the owner as `param`s (a handle's own `heldCondition`,
+   * `updating` and `releasing` have its values written in): true while `owner` holds the lease and it has not
+   * expired, as a condition for any statement's WHERE…
+   */
+  heldCondition(owner: Owner): RawBuilder<boolean>;
+  /** …the owner-checked UPDATE of the protected row, as a query (see `LeaseHandle.updating`)… */
+  updating(db: Kysely<DB>, owner: Owner, values: UpdateObject<DB, TB>): UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
+  /** …and the same UPDATE clearing the lease (see `LeaseHandle.releasing`). */
+  releasing(db: Kysely<DB>, owner: Owner, values: UpdateObject<DB, TB>): UpdateQueryBuilder<DB, TB, TB, UpdateResult>;
 }
 
 /** The columns the acquiring statement adds to the row it returns; never the names of a table's own. */
@@ -218,7 +255,17 @@ export function leaseLock<DB, TB extends keyof DB & string>(
   return {
     table: columns.table,
     async acquire(db, rowId, acquireOptions) {
-      const taken = await acquiringStatement(refs, rowId, acquireOptions).execute(db);
+      const { intent, requires, also: reads } = acquireOptions;
+      const taken = await refs.statements.run(
+        db,
+        [statementKeys.acquire, intent ?? none, requires ?? none, reads ?? none],
+        () => acquiringStatement(refs, acquireOptions),
+        {
+          ...acquireOptions.values,
+          [leaseParams.rowId.name]: rowId,
+          [leaseParams.ttlSeconds.name]: acquireOptions.ttlMs / 1000,
+        },
+      );
       const {
         lease_lock_token: tokenTaken,
         lease_lock_fence: fenceTaken,
@@ -250,6 +297,7 @@ export function leaseLock<DB, TB extends keyof DB & string>(
     },
     inspect: (db, rowId) => inspectLease(refs, db, rowId),
     holders: (db, query) => leaseHolders(refs, db, query),
+    ...ownerChecks<DB, TB>(refs),
   };
 }
 
@@ -264,9 +312,9 @@ export function leaseLock<DB, TB extends keyof DB & string>(
  */
 function acquiringStatement(
   { table, id, lockedAt, lockedUntil, token, fence, generation, named }: LeaseRefs,
-  rowId: RowId,
-  { ttlMs, intent, requires, also = {} }: AcquireOptions,
+  { intent, requires, also = {} }: AcquireOptions,
 ): RawBuilder<AcquiredMeta & Record<string, unknown>> {
+  const rowId = leaseParams.rowId;
   const required = requires ?? sql<boolean>`true`;
   const reads = Object.entries(also);
   for (const [name] of reads) if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`also: "${name}" is no SQL name`);
@@ -284,7 +332,7 @@ function acquiringStatement(
   return sql<AcquiredMeta & Record<string, unknown>>`${named(intent ? "acquire_with_intent" : "acquire")}
     WITH acquired AS (
       UPDATE ${table}
-         SET ${lockedAt} = now(), ${lockedUntil} = now() + ${interval(ttlMs)},
+         SET ${lockedAt} = now(), ${lockedUntil} = now() + ${secondsInterval(leaseParams.ttlSeconds)},
              ${token} = gen_random_uuid(), ${fence} = ${fence} + 1${takesGeneration}
        WHERE ${id} = ${rowId} AND (${lockedUntil} IS NULL OR ${lockedUntil} < now()) AND (${required})
       RETURNING *, ${fence} AS lease_lock_fence, ${primaryGeneration}::text AS lease_lock_generation,
@@ -303,24 +351,28 @@ function acquiringStatement(
       LEFT JOIN acquired ON true LEFT JOIN holder ON true`;
 }
 
-async function inspectLease<DB>(
-  { table, id, lockedAt, lockedUntil, token, fence, generation, named }: LeaseRefs,
-  db: Kysely<DB>,
-  rowId: RowId,
-): Promise<LeaseState | null> {
-  const found = await sql<{
-    locked_at: Date | null;
-    until: Date | null;
-    token: string | null;
-    fence: string;
-    generation: string | null;
-    held: boolean;
-    remaining_ms: number;
-  }>`${named("inspect")}
-    SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
-           ${generation ?? sql`NULL`}::text AS generation,
-           coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
-      FROM ${table} WHERE ${id} = ${rowId}`.execute(db);
+interface Inspected {
+  locked_at: Date | null;
+  until: Date | null;
+  token: string | null;
+  fence: string;
+  generation: string | null;
+  held: boolean;
+  remaining_ms: number;
+}
+
+async function inspectLease<DB>(refs: LeaseRefs, db: Kysely<DB>, rowId: RowId): Promise<LeaseState | null> {
+  const { table, id, lockedAt, lockedUntil, token, fence, generation, named } = refs;
+  const found = await refs.statements.run<DB, Inspected>(
+    db,
+    [statementKeys.inspect],
+    () => sql<Inspected>`${named("inspect")}
+      SELECT ${lockedAt} AS locked_at, ${lockedUntil} AS until, ${token}::text AS token, ${fence}::text AS fence,
+             ${generation ?? sql`NULL`}::text AS generation,
+             coalesce(${lockedUntil} > now(), false) AS held, coalesce(${millisecondsLeft(lockedUntil)}, 0) AS remaining_ms
+        FROM ${table} WHERE ${id} = ${leaseParams.rowId}`,
+    { [leaseParams.rowId.name]: rowId },
+  );
   const row = found.rows[0];
   if (!row) return null;
   return {

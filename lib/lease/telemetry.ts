@@ -120,9 +120,7 @@ function observedLock<DB, TB extends keyof DB & string>(
   held: Held,
 ): LeaseLock<DB, TB> {
   return {
-    table: lock.table,
-    inspect: lock.inspect,
-    holders: lock.holders,
+    ...lock,
     acquire: (db, rowId, options) => {
       const base = { "lease.table": lock.table, "lease.row_id": String(rowId) };
       const startedAt = performance.now();

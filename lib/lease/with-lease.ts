@@ -36,6 +36,8 @@ export interface WithLeaseOptions<DB> {
   /** What else the acquisition requires, and reads sent with it (see `AcquireOptions`). */
   requires?: AcquireOptions["requires"];
   also?: AcquireOptions["also"];
+  /** The values of the `param`s in `intent`, `onExtend`, `requires` and `also` (see `StatementRecorder`). */
+  values?: AcquireOptions["values"];
   onEvent?(event: LeaseEvent): void | Promise<void>;
   /** Release attempts before the TTL is left to free the lease; default 4. */
   releaseAttempts?: number;
@@ -133,6 +135,7 @@ export async function withLease<DB, TB extends keyof DB & string, T>(
     onExtend: options.onExtend,
     requires: options.requires,
     also: options.also,
+    values: options.values,
   });
   if (!acquisition.acquired) throw await refusal(acquisition, onEvent);
   const lease = acquisition.lease as LeaseHandle;

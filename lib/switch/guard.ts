@@ -7,7 +7,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
 import { IdentityNotLinked, UserNotFound, type Problem } from "../core/problems";
-import type { Deadline } from "@lease-lock-lab/lease";
+import { executeOnce, MadeOnce, param, type Deadline, type ParamValues } from "@lease-lock-lab/lease";
 import type { JournalEntry } from "./journal";
 import { findUser, type User } from "./users";
 
@@ -103,31 +103,40 @@ export const unjournaled = {
  * trip. Only when it fails are the parts read again, to say which one (a 401, a 403, a 404).
  */
 export interface Requirement {
-  /** True while it holds, for the WHERE of the statement that takes hold. */
+  /**
+   * True while it holds, for the WHERE of the statement that takes hold: written once, the same object for
+   * every request of its kind (so that statement is compiled once), with `param`s where a request's values go.
+   */
   condition: RawBuilder<boolean>;
+  /** This request's values of the condition's `param`s. */
+  values: ParamValues;
   /** Why it does not hold now (read on that path only); null when it does hold now. */
   unmet(db: Kysely<Database>): Promise<Problem | null>;
 }
 
-const holds = async (db: Kysely<Database>, condition: RawBuilder<boolean>): Promise<boolean> =>
-  (await sql<{ holds: boolean }>`SELECT ${condition} AS holds`.execute(db)).rows[0]!.holds;
+const holds = async (db: Kysely<Database>, condition: RawBuilder<boolean>, values: ParamValues): Promise<boolean> =>
+  (await executeOnce(db, sql<{ holds: boolean }>`SELECT ${condition} AS holds`, values)).rows[0]!.holds;
 
-/** The requirement that `condition` holds; when it does not, `why` says what that means. */
+/** The requirement that `condition` holds with `values`; when it does not, `why` says what that means. */
 export const requirement = (
   condition: RawBuilder<boolean>,
+  values: ParamValues,
   why: (db: Kysely<Database>) => Promise<Problem>,
 ): Requirement => ({
   condition,
-  unmet: async (db) => ((await holds(db, condition)) ? null : why(db)),
+  values,
+  unmet: async (db) => ((await holds(db, condition, values)) ? null : why(db)),
 });
 
-/** Every part must hold; the first that does not says why. */
+// The same parts' conditions give the same combined condition: the acquiring statement stays one shape.
+const combined = new MadeOnce<RawBuilder<boolean>>();
+
+/** Every part must hold (their `param`s' names apart, or the same values); the first that does not says why. */
 export function allOf(parts: Requirement[]): Requirement {
+  const conditions = parts.map((part) => part.condition);
   return {
-    condition: sql<boolean>`(${sql.join(
-      parts.map((part) => part.condition),
-      sql` AND `,
-    )})`,
+    condition: combined.get(conditions, () => sql<boolean>`(${sql.join(conditions, sql` AND `)})`),
+    values: Object.assign({}, ...parts.map((part) => part.values)) as ParamValues,
     async unmet(db) {
       for (const part of parts) {
         const why = await part.unmet(db);
@@ -144,9 +153,11 @@ export async function requireNow(db: Kysely<Database>, required: Requirement): P
   if (why) throw why;
 }
 
+const identityIsTheUsers = sql<boolean>`EXISTS (SELECT 1 FROM identities
+                                                 WHERE user_id = ${param("userId")} AND id = ${param("identityId")})`;
+
 /** The identity is one of the user's own: else 404, not linked (or no such user). */
 export const identityOfUser = (userId: string, identityId: string): Requirement =>
-  requirement(
-    sql<boolean>`EXISTS (SELECT 1 FROM identities WHERE user_id = ${userId} AND id = ${identityId})`,
-    async (db) => ((await findUser(db, userId)) ? new IdentityNotLinked(identityId, userId) : new UserNotFound(userId)),
+  requirement(identityIsTheUsers, { userId, identityId }, async (db) =>
+    (await findUser(db, userId)) ? new IdentityNotLinked(identityId, userId) : new UserNotFound(userId),
   );

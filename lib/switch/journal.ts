@@ -12,11 +12,19 @@
  * acquiring statement writes it, every statement that moves the expiry moves it too (atomically, in the
  * same statement), a crash leaves the last one, and an operation that ends narrows it.
  */
-import { sql, type Kysely, type RawBuilder, type UpdateQueryBuilder, type UpdateResult } from "kysely";
+import { sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from "kysely";
 import { preparedAs } from "../../db/prepared-statements";
 import type { Database, JournalStep } from "../../db/schema";
-import type { LeaseHandle, StatementRecorder } from "@lease-lock-lab/lease";
-import { primaryChange } from "./users";
+import {
+  param,
+  statement,
+  type AcquireOptions,
+  type LeaseHandle,
+  type Param,
+  type ParamValues,
+  type StatementRecorder,
+} from "@lease-lock-lab/lease";
+import { identityActionLease, primaryChange } from "./users";
 
 /** The user's lease, as the journal's writes check it. */
 type UserLease = LeaseHandle<Database, "users">;
@@ -35,56 +43,92 @@ export interface JournalEntry {
   inFlightUntil: Date | null;
 }
 
+const userId = param<string>("userId");
+const operationId = param<string>("operationId");
+
 /**
- * The intent, as a statement for the lease's acquire: it reads the acquired user row (`acquired`). Its
- * calls may land until `boundMs` past the lease's expiry (`followsLease`) or past now (a holder without
- * a deadline inside its lease, whose calls are bounded by a timeout of their own).
+ * The intent, as a statement for the lease's acquire: it reads the acquired user row (`acquired`). Its calls
+ * may land until `inFlightSeconds` past the lease's expiry (`followsLease`) or past now (a holder without a
+ * deadline inside its lease, whose calls are bounded by a timeout of their own). `toIdentityId` null: the
+ * user's current primary (a settling operation, which switches nothing itself).
  */
-export function intentRecorder(
-  operationId: string,
-  /** null: the user's current primary (a settling operation, which switches nothing itself). */
-  toIdentityId: string | null,
-  bound: { boundMs: number; followsLease: boolean },
-): () => RawBuilder<unknown> {
-  const from = bound.followsLease ? sql`lease_lock_until` : sql`now()`;
-  return () => sql`
+const intentBound =
+  (followsLease: boolean): StatementRecorder =>
+  () => sql`
     INSERT INTO switch_journal (user_id, operation_id, fence, from_identity_id, to_identity_id, step, in_flight_until)
-    SELECT id, ${operationId}::uuid, lease_lock_fence, primary_identity_id, coalesce(${toIdentityId}, primary_identity_id), 'acquired',
-           ${from} + make_interval(secs => ${bound.boundMs / 1000})
+    SELECT id, ${operationId}::uuid, lease_lock_fence, primary_identity_id,
+           coalesce(${param("toIdentityId")}::text, primary_identity_id), 'acquired',
+           ${followsLease ? sql`lease_lock_until` : sql`now()`} + make_interval(secs => ${param("inFlightSeconds")})
       FROM acquired
     RETURNING id`;
-}
+
+const intent = { followsLease: intentBound(true), fromNow: intentBound(false) };
 
 /**
  * For every statement that moves the lease's expiry (it reads `extended`): the running operation's calls
- * may land until `applyLimitMs` past the new expiry. Not once its calls are behind it, nor after it ended.
+ * may land until the provider's limit past the new expiry. Not once its calls are behind it, nor after it ended.
  */
-export function boundFollowsLease(
-  userId: string,
-  operationId: string,
-  applyLimitMs: number,
-): () => RawBuilder<unknown> {
-  return () => sql`
-    UPDATE switch_journal SET in_flight_until = (SELECT until FROM extended) + make_interval(secs => ${applyLimitMs / 1000})
-     WHERE user_id = ${userId} AND operation_id = ${operationId}::uuid AND step NOT IN ('done', 'resolved')
-       AND ended_with IS NULL AND in_flight_until IS NOT NULL AND EXISTS (SELECT 1 FROM extended)`;
-}
+const boundFollowsLease: StatementRecorder = () => sql`
+  UPDATE switch_journal
+     SET in_flight_until = (SELECT until FROM extended) + make_interval(secs => ${param("applyLimitSeconds")})
+   WHERE user_id = ${userId} AND operation_id = ${operationId}::uuid AND step NOT IN ('done', 'resolved')
+     AND ended_with IS NULL AND in_flight_until IS NOT NULL AND EXISTS (SELECT 1 FROM extended)`;
 
 /** What a later holder must reconcile: the user's entries not done, as the acquiring statement reads them. */
-export const leftoversRead =
-  (userId: string): StatementRecorder =>
-  () =>
-    // FOR SHARE: an entry its holder closed while this acquisition waited for the row is read as closed (the
-    // lock follows it to its newest version, as the acquisition's own UPDATE does), not as the statement's
-    // older snapshot has it. The new entry itself is not in that snapshot.
-    sql`SELECT id::text AS id, user_id, operation_id, fence::text AS fence, from_identity_id, to_identity_id, step,
-               ended_with, in_flight_until,
-               greatest(0, coalesce(extract(epoch FROM in_flight_until - clock_timestamp()) * 1000, 0))::float8
-                 AS in_flight_ms
-          FROM switch_journal
-         WHERE user_id = ${userId} AND step NOT IN ('done', 'resolved') AND EXISTS (SELECT 1 FROM acquired)
-         ORDER BY id
-           FOR SHARE`;
+const leftoversRead: StatementRecorder = () =>
+  // FOR SHARE: an entry its holder closed while this acquisition waited for the row is read as closed (the
+  // lock follows it to its newest version, as the acquisition's own UPDATE does), not as the statement's
+  // older snapshot has it. The new entry itself is not in that snapshot.
+  sql`SELECT id::text AS id, user_id, operation_id, fence::text AS fence, from_identity_id, to_identity_id, step,
+             ended_with, in_flight_until,
+             greatest(0, coalesce(extract(epoch FROM in_flight_until - clock_timestamp()) * 1000, 0))::float8
+               AS in_flight_ms
+        FROM switch_journal
+       WHERE user_id = ${userId} AND step NOT IN ('done', 'resolved') AND EXISTS (SELECT 1 FROM acquired)
+       ORDER BY id
+         FOR SHARE`;
+
+/** One operation, as the journal records it with its lease's acquisition. */
+export interface RecordedOperation {
+  userId: string;
+  operationId: string;
+  targetIdentityId: string | null;
+  /** The provider's limit: a request it has not applied this long after it arrived is never applied. */
+  applyLimitMs: number;
+}
+
+/**
+ * What the journal sends with the lease's acquisition and extensions: its statements, the same objects every
+ * time (so that the lease compiles them once), and one operation's values for them.
+ */
+export interface JournalRecording {
+  statements: Required<Pick<AcquireOptions, "intent" | "also" | "onExtend">>;
+  values(operation: RecordedOperation): ParamValues;
+}
+
+/**
+ * The product's: the intent's calls, and every extension's, may land until the provider's limit past the
+ * lease's expiry; the acquisition reads what earlier holders left (`also.leftovers`).
+ */
+export const leaseBoundRecording: JournalRecording = {
+  statements: { intent: intent.followsLease, also: { leftovers: leftoversRead }, onExtend: boundFollowsLease },
+  values: (operation) => ({
+    userId: operation.userId,
+    operationId: operation.operationId,
+    toIdentityId: operation.targetIdentityId,
+    inFlightSeconds: operation.applyLimitMs / 1000,
+    applyLimitSeconds: operation.applyLimitMs / 1000,
+  }),
+};
+
+/** A holder whose calls are bounded by a timeout of its own (`timeoutMs`), not by its lease. */
+export const timeoutBoundRecording = (timeoutMs: number): JournalRecording => ({
+  statements: { ...leaseBoundRecording.statements, intent: intent.fromNow },
+  values: (operation) => ({
+    ...leaseBoundRecording.values(operation),
+    inFlightSeconds: (timeoutMs + operation.applyLimitMs) / 1000,
+  }),
+});
 
 /** The entries `leftoversRead` returned (JSON objects: its times as strings). */
 export const leftoversFrom = (rows: Record<string, unknown>[]): JournalEntry[] =>
@@ -101,12 +145,28 @@ export const leftoversFrom = (rows: Record<string, unknown>[]): JournalEntry[] =
     inFlightUntil: row.in_flight_until === null ? null : new Date(String(row.in_flight_until)),
   }));
 
+/** The lease's owner, as the journal's owner-checked statements name it: the user (its row) and the token. */
+const owner = { rowId: userId, token: param<string>("token") };
+const ownerValues = (lease: UserLease) => ({ userId: String(lease.rowId), token: lease.token });
+const entryId = param<string>("entryId");
+
 /**
- * Records the step reached, only while the writer's lease is its own and unexpired (the condition is the
- * statement's): an entry a later holder has settled is never reopened by an operation that lost its
- * lease. Once the provider calls are behind (`linked` and after), none of them can land any more.
- * Answers whether it was written: the same round trip is the ownership check before the next step.
+ * Sent at every step of every switch, the same text each time: written once (compiled at its first run) and
+ * named (a prepared statement per connection). The entry's step, only while the writer's lease is its own and
+ * unexpired: an entry a later holder has settled is never reopened by an operation that lost its lease. Once the
+ * provider calls are behind (`linked` and after), none of them can land any more.
  */
+const advanceStatement = statement<Database, { id: string }, ParamValues>(
+  () => sql<{ id: string }>`${preparedAs("journal_advance")}
+    UPDATE switch_journal
+       SET step = ${param("step")}, updated_at = now(),
+           from_identity_id = coalesce(${param("fromIdentityId")}::text, from_identity_id),
+           in_flight_until = CASE WHEN ${param("callsDone")}::boolean THEN NULL ELSE in_flight_until END
+     WHERE id = ${entryId} AND step <> 'resolved' AND ${identityActionLease.heldCondition(owner)}
+    RETURNING id`,
+);
+
+/** Records the step reached (see `advanceStatement`); whether it was written: the ownership check before the next step. */
 export async function advance(
   db: Kysely<Database>,
   id: string,
@@ -115,14 +175,8 @@ export async function advance(
   fromIdentityId?: string,
 ): Promise<boolean> {
   const callsDone = step === "linked" || step === "done";
-  // Named: sent at every step of every switch, the same text each time.
-  const { rows } = await sql<{ id: string }>`${preparedAs("journal_advance")}
-    UPDATE switch_journal
-       SET step = ${step}, updated_at = now(), from_identity_id = coalesce(${fromIdentityId ?? null}, from_identity_id),
-           in_flight_until = CASE WHEN ${callsDone}::boolean THEN NULL ELSE in_flight_until END
-     WHERE id = ${id} AND step <> 'resolved' AND ${lease.heldCondition()}
-    RETURNING id`.execute(db);
-  return rows.length === 1;
+  const values = { ...ownerValues(lease), entryId: id, step, fromIdentityId: fromIdentityId ?? null, callsDone };
+  return (await advanceStatement.execute(db, values)).rows.length === 1;
 }
 
 /** What the last write did: saved the new primary (and recorded the entry done), and released the lease. */
@@ -133,47 +187,69 @@ export interface Finished {
 
 /**
  * The entry recorded `done` in the same statement as `write`, an owner-checked write of the user row, and
- * only if that applied. Whether it did.
+ * only if that applied.
  */
-export async function doneWith(
+const doneWithQuery = (
   db: Kysely<Database>,
-  id: string,
+  id: string | Param<string>,
   write: UpdateQueryBuilder<Database, "users", "users", UpdateResult>,
-): Promise<boolean> {
-  const done = db
+) =>
+  db
     .with("written", () => write.returning("id"))
     .updateTable("switch_journal")
     .set({ step: "done", updated_at: sql`now()`, in_flight_until: sql`NULL` })
     .where("id", "=", id)
     .where("step", "<>", "resolved")
     .where(({ exists, selectFrom }) => exists(selectFrom("written").select("id")));
-  // Named, as the acquire is: every switch's last write, one text per shape of `write`.
-  const { numAffectedRows } = await sql`${preparedAs("journal_done")} ${done}`.execute(db);
-  return numAffectedRows === 1n;
+
+/** `doneWithQuery` for a write of the caller's, compiled at each call: whether it applied. */
+export async function doneWith(
+  db: Kysely<Database>,
+  id: string,
+  write: UpdateQueryBuilder<Database, "users", "users", UpdateResult>,
+): Promise<boolean> {
+  return (await doneWithQuery(db, id, write).executeTakeFirst()).numUpdatedRows === 1n;
 }
 
 /**
- * The switch's last write: saves the user's new primary, releases the lease and records the entry `done`, in
- * one statement (one durable commit instead of three). The save and the release are the lease's owner-checked
- * UPDATE, and the journal is written only if they were: a holder paused past its lease after its last check
- * changes nothing.
+ * The switch's last write, named as the acquire is: saves the user's new primary, releases the lease and records
+ * the entry `done`, in one statement (one durable commit instead of three). The save and the release are the
+ * lease's owner-checked UPDATE, and the journal is written only if they were: a holder paused past its lease
+ * after its last check changes nothing.
  */
+const saveAndFinishStatement = statement<Database, unknown, ParamValues>(
+  (db) =>
+    sql`${preparedAs("journal_done")} ${doneWithQuery(
+      db,
+      entryId,
+      identityActionLease.releasing(db, owner, primaryChange(param("primaryIdentityId"))),
+    )}`,
+);
+
+/** The end of an operation that changed nothing: the entry `done` and the lease released, in one statement. */
+const finishAndReleaseStatement = statement<Database, unknown, ParamValues>(
+  (db) =>
+    sql`${preparedAs("journal_done")} ${doneWithQuery(db, entryId, identityActionLease.releasing(db, owner, {}))}`,
+);
+
+/** `saveAndFinishStatement`: whether it saved (and so released). */
 export async function saveAndFinish(
   db: Kysely<Database>,
   id: string,
   lease: UserLease,
   primaryIdentityId: string,
 ): Promise<Finished> {
-  const saved = await doneWith(db, id, lease.releasing(primaryChange(primaryIdentityId)));
+  const finished = await saveAndFinishStatement.execute(db, { ...ownerValues(lease), entryId: id, primaryIdentityId });
+  const saved = finished.numAffectedRows === 1n;
   return { saved, released: saved };
 }
 
 /**
  * The end of an operation that changed nothing (the identity was already primary, or it only settled what
- * others left): the entry `done` and the lease released, in one statement. Whether it released.
+ * others left), see `finishAndReleaseStatement`. Whether it released.
  */
-export const finishAndRelease = (db: Kysely<Database>, id: string, lease: UserLease): Promise<boolean> =>
-  doneWith(db, id, lease.releasing({}));
+export const finishAndRelease = async (db: Kysely<Database>, id: string, lease: UserLease): Promise<boolean> =>
+  (await finishAndReleaseStatement.execute(db, { ...ownerValues(lease), entryId: id })).numAffectedRows === 1n;
 
 /** Recovery's save of the primary the provider has: the lease's owner-checked write. Answers whether it saved. */
 export async function saveRecoveredPrimary(
@@ -222,11 +298,9 @@ export async function resolve(db: Kysely<Database>, id: string, resolvedBy: stri
  * without the guard knowing.
  */
 export interface SwitchJournal {
-  /** The intent, sent inside the acquiring statement: its calls may land until the limit past the lease. */
-  intent(operationId: string, toIdentityId: string | null, applyLimitMs: number): StatementRecorder;
-  boundFollowsLease: typeof boundFollowsLease;
-  /** The read, sent with the acquisition, of what earlier holders left to reconcile; and its rows as entries. */
-  leftoversRead: typeof leftoversRead;
+  /** Sent with the acquisition (the intent, the read of what earlier holders left) and every extension. */
+  recording: JournalRecording;
+  /** The entries the acquisition's read (`also.leftovers`) returned. */
   leftoversFrom: typeof leftoversFrom;
   advance: typeof advance;
   saveAndFinish: typeof saveAndFinish;
@@ -238,10 +312,7 @@ export interface SwitchJournal {
 }
 
 export const switchJournal: SwitchJournal = {
-  intent: (operationId, toIdentityId, applyLimitMs) =>
-    intentRecorder(operationId, toIdentityId, { boundMs: applyLimitMs, followsLease: true }),
-  boundFollowsLease,
-  leftoversRead,
+  recording: leaseBoundRecording,
   leftoversFrom,
   advance,
   saveAndFinish,

@@ -14,27 +14,12 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { FencedOff, LeaseLost, OperationInProgress, UserNotFound } from "../core/problems";
-import { leaseLock, LeaseLostError, LeaseUnavailable, withLease } from "@lease-lock-lab/lease";
+import { LeaseLostError, LeaseUnavailable, withLease } from "@lease-lock-lab/lease";
 import type { LeaseEvent, LeaseLock, LeaseSection, RunUnderLease } from "@lease-lock-lab/lease";
 import { recordEvent, shortId } from "./events";
 import { writeAfter, type Guard, type GuardedSection, type GuardRequest } from "./guard";
 import { switchJournal, type JournalEntry, type SwitchJournal } from "./journal";
-import { userFromRow } from "./users";
-
-/** The lease that guards a user's identity actions (promote to primary): four columns on `users`. */
-export const identityActionLease = leaseLock<Database, "users">(
-  {
-    table: "users",
-    id: "id",
-    lockedAt: "identity_action_locked_at",
-    lockedUntil: "identity_action_locked_until",
-    token: "identity_action_lock_token",
-    fence: "identity_action_fence",
-    generation: "identity_action_generation",
-  },
-  // Sent as named prepared statements by the app's pool (db/prepared-statements.ts).
-  { preparedName: "users_lease" },
-);
+import { identityActionLease, userFromRow } from "./users";
 
 export interface LeaseGuardConfig {
   ttlMs: number;
@@ -61,13 +46,15 @@ export function leaseGuard(config: LeaseGuardConfig, parts: LeaseGuardParts = pr
   async function run<T>(request: GuardRequest, body: (section: GuardedSection) => Promise<T>, again = true) {
     const { db, userId, operationId, targetIdentityId } = request;
     // The requirement, the intent and the read of what earlier holders left: all in the acquiring statement.
+    // The statements are the same objects at every call (so compiled once); the values are this operation's.
+    const { recording } = parts.journal;
+    const recorded = recording.values({ userId, operationId, targetIdentityId, applyLimitMs: config.applyLimitMs });
     const options = {
       db,
       ttlMs: config.ttlMs,
+      ...recording.statements,
       requires: request.requires?.condition,
-      intent: parts.journal.intent(operationId, targetIdentityId, config.applyLimitMs),
-      also: { leftovers: parts.journal.leftoversRead(userId) },
-      onExtend: parts.journal.boundFollowsLease(userId, operationId, config.applyLimitMs),
+      values: { ...request.requires?.values, ...recorded },
       onEvent: narrateReleaseFailures(db, request),
     };
     try {

@@ -2,9 +2,8 @@ import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import { resetGrace } from "../../test/harness/seed-grace";
 import { slowRenamingProvider } from "../../test/harness/slow-renaming-provider";
-import { identityActionLease } from "./lease-guard";
 import { renameUser, userName } from "./rename";
-import { findUser, primaryChange } from "./users";
+import { findUser, identityActionLease, primaryChange } from "./users";
 
 const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("namedStatements") });
 afterAll(() => db.destroy());

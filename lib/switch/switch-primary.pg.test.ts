@@ -70,6 +70,7 @@ describe("the product's switch on PostgreSQL", () => {
     const counted = countingStatements();
     const requires = {
       condition: sql<boolean>`false`,
+      values: {},
       unmet: async () => new NotYourUser(),
     };
     await expect(

@@ -1,5 +1,6 @@
 /** The user as the page reads it: the row, its identities, its lease, and the switch running now. */
 import { sql, type Kysely } from "kysely";
+import { CompiledStatements, none, param } from "@lease-lock-lab/lease";
 import type { Database } from "../../db/schema";
 import type { Requirement } from "./guard";
 import type { Identity, User } from "./users";
@@ -20,6 +21,9 @@ interface ViewRow {
   operation: UserView["operation"];
 }
 
+// Compiled once for each requirement's condition (and once without one).
+const viewStatements = new CompiledStatements();
+
 /**
  * One statement: the user, its identities in order, its lease as the database sees it (held while its expiry
  * is ahead), and, while it is held, the running switch from its journal. With `requires` (the caller's
@@ -30,7 +34,8 @@ export async function getUserView(
   userId: string,
   requires?: Requirement,
 ): Promise<UserView | null> {
-  const { rows } = await sql<ViewRow>`
+  const condition = requires?.condition ?? sql<boolean>`true`;
+  const build = () => sql<ViewRow>`
     SELECT u.id, u.display_name, u.primary_identity_id,
            coalesce((SELECT json_agg(json_build_object('id', i.id, 'provider', i.provider,
                                      'providerUserId', i.provider_user_id, 'label', i.label) ORDER BY i.position)
@@ -41,7 +46,9 @@ export async function getUserView(
                                        'toIdentityId', j.to_identity_id, 'step', j.step)
                 FROM switch_journal j WHERE j.user_id = u.id ORDER BY j.id DESC LIMIT 1) END AS operation
       FROM users u
-     WHERE u.id = ${userId} AND ${requires?.condition ?? sql<boolean>`true`}`.execute(db);
+     WHERE u.id = ${param("viewedUserId")} AND ${condition}`;
+  const values = { ...requires?.values, viewedUserId: userId };
+  const { rows } = await viewStatements.run(db, [requires?.condition ?? none], build, values);
   const row = rows[0];
   if (!row) {
     const why = await requires?.unmet(db);

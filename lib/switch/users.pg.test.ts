@@ -1,8 +1,7 @@
 import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { sql } from "kysely";
 import { createDb } from "../../db/connection";
-import { identityActionLease } from "./lease-guard";
-import { findUser, primaryChange, saveDisplayName } from "./users";
+import { findUser, identityActionLease, primaryChange, saveDisplayName } from "./users";
 
 const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("namedStatements") });
 afterAll(() => db.destroy());

@@ -1,6 +1,28 @@
-/** The users and their identities: the repository's reads and writes, typed rows in, domain objects out. */
-import { sql, type Kysely, type Selectable, type UpdateObject } from "kysely";
+/**
+ * The users and their identities: the repository's reads and writes, typed rows in, domain objects out; and the
+ * lease on a user's row that guards its identity actions.
+ */
+import { sql, type Expression, type Kysely, type Selectable, type UpdateObject } from "kysely";
+import { leaseLock } from "@lease-lock-lab/lease";
 import type { Database, UsersTable } from "../../db/schema";
+
+/**
+ * The lease that guards a user's identity actions (promote to primary): four columns on `users`, and a fifth for
+ * the generation of the primary that issued it. The lease guard takes it; the journal's statements check it.
+ */
+export const identityActionLease = leaseLock<Database, "users">(
+  {
+    table: "users",
+    id: "id",
+    lockedAt: "identity_action_locked_at",
+    lockedUntil: "identity_action_locked_until",
+    token: "identity_action_lock_token",
+    fence: "identity_action_fence",
+    generation: "identity_action_generation",
+  },
+  // Sent as named prepared statements by the app's pool (db/prepared-statements.ts).
+  { preparedName: "users_lease" },
+);
 
 /** A user as the rest of the code reads and writes it: the lease columns are not part of it. */
 export interface User {
@@ -42,9 +64,10 @@ export async function findUser(db: Kysely<Database>, userId: string): Promise<Us
 /**
  * The change a switch makes to the user row: the new primary and the version, nothing else, so it never
  * writes back a copy of the other columns (a rename that landed meanwhile keeps its name). The lease's
- * holder sends it through `lease.update`, which adds the owner check.
+ * holder sends it through `lease.update`, which adds the owner check; a statement written once, with the
+ * primary as a `param`.
  */
-export const primaryChange = (primaryIdentityId: string): UpdateObject<Database, "users"> => ({
+export const primaryChange = (primaryIdentityId: string | Expression<string>): UpdateObject<Database, "users"> => ({
   primary_identity_id: primaryIdentityId,
   version: sql<number>`version + 1`,
 });

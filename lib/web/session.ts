@@ -7,6 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { sql, type Kysely } from "kysely";
+import { param } from "@lease-lock-lab/lease";
 import type { Database } from "../../db/schema";
 import { NotSignedIn, NotYourUser } from "../core/problems";
 import { requirement, type Requirement } from "../switch/guard";
@@ -93,20 +94,20 @@ export async function requireSessionFor(
   if (sessionUserId !== userId) throw new NotYourUser();
 }
 
+const sessionIsTheUsers = sql<boolean>`EXISTS (SELECT 1 FROM sessions WHERE id = ${param("sessionId")}
+                                               AND user_id = ${param("sessionUserId")} AND expires_at > now())`;
+
 /**
  * The requirement, for a statement that checks it with everything else, that session `sessionId` is live
  * and `userId`'s; when it is not, 401 (signed out, expired) or 403 (another user's).
  */
 export const sessionFor = (sessionId: string, userId: string): Requirement =>
-  requirement(
-    sql<boolean>`EXISTS (SELECT 1 FROM sessions WHERE id = ${sessionId} AND user_id = ${userId} AND expires_at > now())`,
-    async (db) => {
-      const session = await db
-        .selectFrom("sessions")
-        .select("user_id")
-        .where("id", "=", sessionId)
-        .where("expires_at", ">", sql<Date>`now()`)
-        .executeTakeFirst();
-      return session ? new NotYourUser() : new NotSignedIn();
-    },
-  );
+  requirement(sessionIsTheUsers, { sessionId, sessionUserId: userId }, async (db) => {
+    const session = await db
+      .selectFrom("sessions")
+      .select("user_id")
+      .where("id", "=", sessionId)
+      .where("expires_at", ">", sql<Date>`now()`)
+      .executeTakeFirst();
+    return session ? new NotYourUser() : new NotSignedIn();
+  });

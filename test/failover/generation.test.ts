@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import type { LeaseHandle } from "@lease-lock-lab/lease";
-import { identityActionLease } from "../../lib/switch/lease-guard";
+import { identityActionLease } from "../../lib/switch/users";
 import { failover } from "./cluster";
 
 /** One acquisition and release of ada's lease on a pool of its own: the token it got. */

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import type { LeaseHandle } from "@lease-lock-lab/lease";
-import { identityActionLease } from "../../lib/switch/lease-guard";
+import { identityActionLease } from "../../lib/switch/users";
 import { failover, offClusterDatabase } from "./cluster";
 
 type Op = { kind: "acquire" | "release" | "write"; holder: number };

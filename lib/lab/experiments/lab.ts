@@ -15,7 +15,7 @@ import { problemFor, type Problem } from "../../core/problems";
 import type { IdentityProviderClient } from "../../provider/client";
 import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
 import type { Guard } from "../../switch/guard";
-import { identityActionLease } from "../../switch/lease-guard";
+import { identityActionLease } from "../../switch/users";
 import { promoteToPrimary } from "../../switch/switch-primary";
 import { auditConsistency, type UserAudit } from "../audit";
 import type { PhaseName } from "../lane";

@@ -12,7 +12,7 @@ import type { Database } from "../../../db/schema";
 import { createDb } from "../../../db/connection";
 import { config } from "../../core/config";
 import { OperationInProgress } from "../../core/problems";
-import { identityActionLease } from "../../switch/lease-guard";
+import { identityActionLease } from "../../switch/users";
 import { answerOf, startRecording } from "../lane-recorder";
 import { ada, type Lab } from "./lab";
 

@@ -6,8 +6,7 @@
  */
 import { sql } from "kysely";
 import { fetchProviderState, type ProviderCall } from "../../provider-sim/lab-client";
-import { identityActionLease } from "../../switch/lease-guard";
-import { findUser } from "../../switch/users";
+import { findUser, identityActionLease } from "../../switch/users";
 import { auditConsistency } from "../audit";
 import { instrumentDb } from "../instrument-db";
 import type { Lane, Phase, PhaseOutcome } from "../lane";

@@ -43,9 +43,7 @@ export function faultyLock<DB, TB extends keyof DB & string>(
   process: PlayedProcess,
 ): LeaseLock<DB, TB> {
   return {
-    table: lock.table,
-    inspect: lock.inspect,
-    holders: lock.holders,
+    ...lock,
     async acquire(db, rowId, options) {
       const taken = await lock.acquire(db, rowId, options);
       return taken.acquired ? { ...taken, lease: faultyHandle(taken.lease, faults, process) } : taken;

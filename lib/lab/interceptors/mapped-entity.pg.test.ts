@@ -2,9 +2,8 @@ import { afterAll, beforeEach, expect, inject, it } from "vitest";
 import { createDb } from "../../../db/connection";
 import { resetGrace } from "../../../test/harness/seed-grace";
 import { slowRenamingProvider } from "../../../test/harness/slow-renaming-provider";
-import { identityActionLease } from "../../switch/lease-guard";
 import { renameUser } from "../../switch/rename";
-import { findUser, primaryChange } from "../../switch/users";
+import { findUser, identityActionLease, primaryChange } from "../../switch/users";
 import { mappedEntity } from "./mapped-entity";
 
 const { db } = createDb(inject("databaseUrl"), 2, { namedStatements: inject("namedStatements") });

@@ -6,7 +6,7 @@
  * saves unfenced, so the switch's steps are the same and only the lease differs.
  */
 import { Deadline, LeaseUnavailable, type LeaseHandle, type RunUnderLease } from "@lease-lock-lab/lease";
-import { switchJournal, intentRecorder, type SwitchJournal } from "../../switch/journal";
+import { switchJournal, timeoutBoundRecording, type SwitchJournal } from "../../switch/journal";
 import { unfencedSaves } from "./unfenced-saves";
 
 /** The only bound on the textbook's calls: the TTL is trusted to be long enough. */
@@ -14,8 +14,8 @@ export const textbookTimeoutMs = 60_000;
 
 export const textbookLease: RunUnderLease = async (lock, rowId, options, work) => {
   const { db, ttlMs, onEvent = () => undefined } = options;
-  const { intent, requires, also } = options;
-  const acquisition = await lock.acquire(db, rowId, { ttlMs, intent, requires, also });
+  const { intent, requires, also, values } = options;
+  const acquisition = await lock.acquire(db, rowId, { ttlMs, intent, requires, also, values });
   if (!acquisition.acquired) {
     if (acquisition.reason !== "held") throw new LeaseUnavailable(acquisition.reason);
     await onEvent({ kind: "refused", heldUntil: acquisition.heldUntil });
@@ -68,7 +68,6 @@ function settled<T>(outcome: { value: T } | { error: unknown }): T {
  */
 export const textbookJournal: SwitchJournal = {
   ...unfencedSaves(switchJournal),
-  intent: (operationId, toIdentityId, applyLimitMs) =>
-    intentRecorder(operationId, toIdentityId, { boundMs: textbookTimeoutMs + applyLimitMs, followsLease: false }),
+  recording: timeoutBoundRecording(textbookTimeoutMs),
   leftoversFrom: (rows) => switchJournal.leftoversFrom(rows).map((entry) => ({ ...entry, inFlightForMs: 0 })),
 };
