@@ -62,8 +62,14 @@ export function subscribe(channel: string, subscriber: Subscriber): () => void {
 }
 
 /** Sends `payload` (under 8,000 bytes) to every instance's subscribers of `channel`, at commit. */
-export async function notify<DB>(db: Kysely<DB>, channel: string, payload: string): Promise<void> {
-  await sql`SELECT pg_notify(${channel}, ${payload})`.execute(db);
+export const notify = <DB>(db: Kysely<DB>, channel: string, payload: string): Promise<void> =>
+  notifyAll(db, channel, [payload]);
+
+/** Sends each of `payloads` (each under 8,000 bytes), in order, in one statement: one round trip for them all. */
+export async function notifyAll<DB>(db: Kysely<DB>, channel: string, payloads: string[]): Promise<void> {
+  if (payloads.length === 0) return;
+  await sql`SELECT pg_notify(${channel}, payload) FROM unnest(${payloads}::text[]) WITH ORDINALITY AS sent (payload, n)
+             ORDER BY n`.execute(db);
 }
 
 async function connect(): Promise<void> {

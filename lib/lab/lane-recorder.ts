@@ -261,7 +261,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     if (!this.lane.operationId || !this.admitted) return;
     this.version++;
     laneChanged(this.lane);
-    publishLane(structuredClone(this.lane), this.version);
+    publishLane(this.lane, this.version);
     const starts = this.lane.strategy !== "lease" && !this.requestWritten;
     if (starts || this.lane.answeredAt !== null) laneWriter.request(this);
     this.requestWritten ||= starts;

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { onPoolChange, poolStats } from "../core/db";
-import { notify, subscribe } from "../core/notifications";
+import { notify, notifyAll, subscribe } from "../core/notifications";
 import { processSingleton } from "../core/process-singleton";
 import { auditConsistency } from "./audit";
 import { instrumentDb } from "./instrument-db";
@@ -118,13 +118,14 @@ function sendPoolIfChanged(): void {
 }
 
 /**
- * A lane of this instance, as it changes (`version` grows with each change): its clients see it at once,
- * from memory. Other instances hear of it when its row is written (lane-writer.ts), at its answer; while it
- * runs, from `relayRunningLane`.
+ * A lane of this instance, as it changes (`version` grows with each change; the recorder goes on changing the
+ * same object): its clients see it at once, from memory. Other instances hear of it when its row is written
+ * (lane-writer.ts), at its answer; while it runs, from `relayRunningLane`.
  */
 export function publishLane(lane: Lane, version: number): void {
   if (lane.answeredAt === null) relayRunningLane(lane, version);
-  showLane(lane);
+  // A copy as it is now: the message is kept for clients that reconnect, and the lane will have changed.
+  if (hub.started) showLane(structuredClone(lane));
 }
 
 function showLane(lane: Lane): void {
@@ -137,8 +138,10 @@ function showLane(lane: Lane): void {
 /**
  * A running lane, told to the other instances in a notification of its own: its row is written only at the
  * answer, so a client whose stream is on another instance than the switch (behind a balancer) would see it
- * appear whole at its end. Changes gather per lane for a moment, and go on the lab's own pool, off the
- * switch's path; a lane too large for a notification (8,000 bytes) is told by its row, at its answer.
+ * appear whole at its end. Changes gather for a moment, each lane's last one told as it is then (the version of
+ * its last change: the recorder's object has changed since), all in one statement on the lab's own pool, off the
+ * switch's path. A lane answered meanwhile is told by its row; one too large for a notification (8,000 bytes)
+ * too, at its answer.
  */
 const running = { due: new Map<string, RunningLane>(), flushDue: null as ReturnType<typeof setTimeout> | null };
 const runningGatherMs = 40;
@@ -155,14 +158,14 @@ function relayRunningLane(lane: Lane, version: number): void {
   running.due.set(lane.operationId, { kind: "operation-running", instance: instanceId, version, lane });
   running.flushDue ??= setTimeout(() => {
     running.flushDue = null;
-    for (const message of running.due.values()) {
-      const payload = JSON.stringify(message);
-      if (Buffer.byteLength(payload) > notificationLimitBytes) continue;
-      notify(instrumentDb(), labStreamChannel, payload).catch((error: unknown) =>
-        console.error("[stream] a running lane was not told to the other instances:", error),
-      );
-    }
+    const payloads = [...running.due.values()]
+      .filter((message) => message.lane.answeredAt === null)
+      .map((message) => JSON.stringify(message))
+      .filter((payload) => Buffer.byteLength(payload) <= notificationLimitBytes);
     running.due.clear();
+    notifyAll(instrumentDb(), labStreamChannel, payloads).catch((error: unknown) =>
+      console.error("[stream] running lanes were not told to the other instances:", error),
+    );
   }, runningGatherMs);
 }
 
