@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { nextStartOptions } from "../scripts/next-start-options";
+import { nextStartOptions, serverNodeOptions } from "../scripts/next-start-options";
 
 export interface RunningServer {
   baseUrl: string;
@@ -56,7 +56,7 @@ export async function startNodeServer(
 ): Promise<RunningServer> {
   const child = spawn(
     process.execPath,
-    [...(options.nodeOptions ?? []), "--import", "tsx", path.join(root, "bench", entry)],
+    [...serverNodeOptions, ...(options.nodeOptions ?? []), "--import", "tsx", path.join(root, "bench", entry)],
     {
       env: envOf(options),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
@@ -78,7 +78,16 @@ export async function startNextMin(options: ServerOptions): Promise<RunningServe
   const next = path.join(root, "node_modules", "next", "dist", "bin", "next");
   const child = spawn(
     process.execPath,
-    [...(options.nodeOptions ?? []), next, "start", directory, "-p", String(options.port), ...nextStartOptions],
+    [
+      ...serverNodeOptions,
+      ...(options.nodeOptions ?? []),
+      next,
+      "start",
+      directory,
+      "-p",
+      String(options.port),
+      ...nextStartOptions,
+    ],
     {
       env: envOf(options),
       stdio: ["ignore", "ignore", "inherit"],

@@ -1,11 +1,14 @@
 /**
  * `npx tsx bench/versus.ts <other checkout> [--lab]` (both built with `npm run build`, each with its own
  * `npm ci`): this checkout's app against another's, e.g. the commit before a change (`git worktree add
- * ../before HEAD~1`), in one run on one database and provider. Both apps (the lab off, or on with `--lab`) take
- * turns wave by wave in a seeded order (app-cpu.ts, every app warmed 40 waves first): K = 64 users at once, and
- * one user reading the page then switching. On this shared machine two full runs of the same code differ by
- * more than a change of a millisecond, so a change is judged on the same round's waves: the other's CPU per
- * switch less this one's, round by round. Nothing is written. `BENCH_SEED` fixes the order; `WAVES` (default 15).
+ * ../before HEAD~1`), in one run on one database and provider. `npx tsx bench/versus.ts --node-options "<options>"`
+ * instead: this checkout's app against itself run with those options for node besides (after the project's own
+ * `serverNodeOptions`, so they override them: e.g. `--max-semi-space-size=16`, V8's own). Both apps (the lab
+ * off, or on with `--lab`) take turns wave by wave in a seeded order (app-cpu.ts, every app warmed 40 waves
+ * first): K = 64 users at once, and one user reading the page then switching. On this shared machine two full
+ * runs of the same code differ by more than a change of a millisecond, so a change is judged on the same round's
+ * waves: the other's CPU per switch less this one's, round by round. Nothing is written. `BENCH_SEED` fixes the
+ * order; `WAVES` (default 15).
  */
 import path from "node:path";
 import { createDb } from "../db/connection";
@@ -19,19 +22,22 @@ import { scalingLatencyMs, serverWarmupWaves } from "./plan";
 import { spread } from "./report/results";
 import { repeated } from "./stats";
 
-const other = process.argv[2];
-if (!other) {
-  console.error("usage: npx tsx bench/versus.ts <other checkout, built> [--lab]");
+const [first, second] = process.argv.slice(2);
+if (!first || (first === "--node-options" && !second)) {
+  console.error('usage: npx tsx bench/versus.ts <other checkout, built> | --node-options "<options>" [--lab]');
   process.exit(2);
 }
+const otherNodeOptions = first === "--node-options" ? second!.split(" ").filter(Boolean) : [];
+const otherName = first === "--node-options" ? `this checkout with ${second}` : first;
 const lab = process.argv.includes("--lab");
 const waves = Number(process.env.WAVES ?? 15);
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const progress = (note: string) => process.stderr.write(`${note}\n`);
 
-const { startApp: startOther } = (await import(path.resolve(other, "test/harness/app-server.ts"))) as {
-  startApp: typeof startApp;
-};
+const startOther: typeof startApp =
+  first === "--node-options"
+    ? (options) => startApp({ ...options, nodeOptions: otherNodeOptions })
+    : ((await import(path.resolve(first, "test/harness/app-server.ts"))) as { startApp: typeof startApp }).startApp;
 const databaseUrl = await prepareDatabase(databaseFor("bench-versus"), { fresh: true });
 const { db } = createDb(databaseUrl, 2);
 const env = { DB_POOL_SIZE: "16", ...(lab ? {} : { LAB_ENABLED: "false" }) };
@@ -55,7 +61,7 @@ try {
     { ...options, random: seededRandom(seed) },
     progress,
   );
-  console.log(`${other} against this checkout, the lab ${lab ? "on" : "off"} (seed ${seed}):`);
+  console.log(`${otherName} against this checkout, the lab ${lab ? "on" : "off"} (seed ${seed}):`);
   console.table(
     loads.map((_, index) => {
       const [theirs, ours] = results.slice(index * 2, index * 2 + 2);

@@ -14,7 +14,7 @@ import { checkInstalled, startParts } from "./parts/production-parts";
 import { checkDatabaseInstalled, startDatabase } from "./parts/database-parts";
 import { config } from "../lib/core/config";
 import { ensureProvider } from "../lib/lab/provider-process-control";
-import { nextStartOptions } from "./next-start-options";
+import { nextStartOptions, serverNodeOptions } from "./next-start-options";
 
 const [mode = "dev", ...launchArgs] = process.argv.slice(2);
 if (mode !== "dev" && mode !== "start")
@@ -107,6 +107,7 @@ const children = urls.map((url, index) => {
   const child = spawn(
     process.execPath,
     [
+      ...(mode === "start" ? serverNodeOptions : []),
       fileURLToPath(import.meta.resolve("next/dist/bin/next")),
       mode,
       "-p",

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { nextStartOptions } from "../../scripts/next-start-options";
+import { nextStartOptions, serverNodeOptions } from "../../scripts/next-start-options";
 import { providerFor } from "./provider";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -51,6 +51,7 @@ export async function startApp(options: {
   const child = spawn(
     process.execPath,
     [
+      ...serverNodeOptions,
       ...(options.nodeOptions ?? []),
       path.join(root, "node_modules", "next", "dist", "bin", "next"),
       "start",
