@@ -109,6 +109,9 @@ test("no serious or critical accessibility violation: at rest, during a switch, 
   page,
   request,
 }) => {
+  // Four axe analyses of a live page and two overlapping switches of about 6.5 s: 36 s alone on a 2-core AMD EPYC,
+  // and past a minute there beside the other browser tests (a clean clone's npm test at 30bffdd).
+  test.setTimeout(120_000);
   await signInAs(page, "Ada Lovelace");
   await expect(page.getByText(/^Live/)).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
