@@ -18,6 +18,7 @@ export {
   CompiledStatements,
   executeOnce,
   MadeOnce,
+  mergedValues,
   none,
   param,
   statement,

@@ -49,10 +49,25 @@ const compile = <DB, R>(db: Kysely<DB>, query: Buildable<R>): CompiledQuery<R> =
 export function bound<R>(template: CompiledQuery<R>, values: ParamValues): CompiledQuery<R> {
   const parameters = template.parameters.map((each) => {
     if (!(each instanceof Param)) return each;
-    if (!(each.name in values)) throw new Error(`no value for the statement's parameter "${each.name}"`);
+    if (!Object.hasOwn(values, each.name)) throw new Error(`no value for the statement's parameter "${each.name}"`);
     return values[each.name];
   });
   return { sql: template.sql, query: template.query, parameters, queryId: createQueryId() };
+}
+
+/**
+ * One statement's values from several parts (a requirement's, a recorder's): a name two parts give must have
+ * the same value in both, else one part's condition would be checked against the other's value, and that is a
+ * mistake said at once.
+ */
+export function mergedValues(...parts: (ParamValues | undefined)[]): ParamValues {
+  const merged: Record<string, unknown> = {};
+  for (const [name, value] of parts.flatMap((part) => Object.entries(part ?? {}))) {
+    if (Object.hasOwn(merged, name) && !Object.is(merged[name], value))
+      throw new Error(`the statement's parameter "${name}" was given two different values`);
+    merged[name] = value;
+  }
+  return merged;
 }
 
 interface Branch<T> {

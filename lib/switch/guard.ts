@@ -7,7 +7,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database, JournalStep } from "../../db/schema";
 import { IdentityNotLinked, UserNotFound, type Problem } from "../core/problems";
-import { executeOnce, MadeOnce, param, type Deadline, type ParamValues } from "@lease-lock-lab/lease";
+import { executeOnce, MadeOnce, mergedValues, param, type Deadline, type ParamValues } from "@lease-lock-lab/lease";
 import type { JournalEntry } from "./journal";
 import { findUser, type User } from "./users";
 
@@ -131,12 +131,12 @@ export const requirement = (
 // The same parts' conditions give the same combined condition: the acquiring statement stays one shape.
 const combined = new MadeOnce<RawBuilder<boolean>>();
 
-/** Every part must hold (their `param`s' names apart, or the same values); the first that does not says why. */
+/** Every part must hold (their `param`s' names apart, or the same values: `mergedValues`); the first that does not says why. */
 export function allOf(parts: Requirement[]): Requirement {
   const conditions = parts.map((part) => part.condition);
   return {
     condition: combined.get(conditions, () => sql<boolean>`(${sql.join(conditions, sql` AND `)})`),
-    values: Object.assign({}, ...parts.map((part) => part.values)) as ParamValues,
+    values: mergedValues(...parts.map((part) => part.values)),
     async unmet(db) {
       for (const part of parts) {
         const why = await part.unmet(db);

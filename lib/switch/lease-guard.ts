@@ -14,7 +14,7 @@ import { setTimeout as pause } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { FencedOff, LeaseLost, OperationInProgress, UserNotFound } from "../core/problems";
-import { LeaseLostError, LeaseUnavailable, withLease } from "@lease-lock-lab/lease";
+import { LeaseLostError, LeaseUnavailable, mergedValues, withLease } from "@lease-lock-lab/lease";
 import type { LeaseEvent, LeaseLock, LeaseSection, RunUnderLease } from "@lease-lock-lab/lease";
 import { recordEvent, shortId } from "./events";
 import { writeAfter, type Guard, type GuardedSection, type GuardRequest } from "./guard";
@@ -54,7 +54,7 @@ export function leaseGuard(config: LeaseGuardConfig, parts: LeaseGuardParts = pr
       ttlMs: config.ttlMs,
       ...recording.statements,
       requires: request.requires?.condition,
-      values: { ...request.requires?.values, ...recorded },
+      values: mergedValues(request.requires?.values, recorded),
       onEvent: narrateReleaseFailures(db, request),
     };
     try {
