@@ -193,6 +193,8 @@ interface Options {
   poolSize: number;
   /** All of a server's resting windows together. */
   restMs: number;
+  /** A pause before each measured wave, as the five servers' turns leave each idle for seconds (versus.ts). */
+  idleBeforeWaveMs?: number;
   random: () => number;
 }
 
@@ -255,6 +257,7 @@ export async function appCpu(
           mainThreadMs: rest.mainThread.median,
           mainThreadWaitMs: rest.mainThreadWait.median,
         };
+        await sleep(options.idleBeforeWaveMs ?? 0);
         const figures = await measuredWave(() => wave(server, load), server, resting, switches);
         const sample = samples.get(server)!;
         sample.wallMs.push(figures.wallMs);

@@ -8,7 +8,8 @@
  * first): K = 64 users at once, and one user reading the page then switching. On this shared machine two full
  * runs of the same code differ by more than a change of a millisecond, so a change is judged on the same round's
  * waves: the other's CPU per switch less this one's, round by round. Nothing is written. `BENCH_SEED` fixes the
- * order; `WAVES` (default 15).
+ * order; `WAVES` (default 15); `IDLE_MS` pauses that long before each wave (default 0), as `npm run bench`'s five
+ * servers' turns leave each idle for seconds.
  */
 import path from "node:path";
 import { createDb } from "../db/connection";
@@ -31,6 +32,7 @@ const otherNodeOptions = first === "--node-options" ? second!.split(" ").filter(
 const otherName = first === "--node-options" ? `this checkout with ${second}` : first;
 const lab = process.argv.includes("--lab");
 const waves = Number(process.env.WAVES ?? 15);
+const idleBeforeWaveMs = Number(process.env.IDLE_MS ?? 0);
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const progress = (note: string) => process.stderr.write(`${note}\n`);
 
@@ -53,7 +55,14 @@ try {
     { users: 64, switchesEach: 1, readsPageFirst: false, waves },
     { users: 1, switchesEach: 10, readsPageFirst: true, waves },
   ];
-  const options = { loads, warmupWaves: serverWarmupWaves, latencyMs: scalingLatencyMs, poolSize: 16, restMs: 5_000 };
+  const options = {
+    loads,
+    warmupWaves: serverWarmupWaves,
+    latencyMs: scalingLatencyMs,
+    poolSize: 16,
+    restMs: 5_000,
+    idleBeforeWaveMs,
+  };
   const results = await appCpu(
     servers,
     db,

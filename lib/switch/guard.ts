@@ -131,7 +131,7 @@ export const requirement = (
 // The same parts' conditions give the same combined condition: the acquiring statement stays one shape.
 const combined = new MadeOnce<RawBuilder<boolean>>();
 
-/** Every part must hold (their `param`s' names apart, or the same values: `mergedValues`); the first that does not says why. */
+/** Every part must hold (their `param`s' names apart, or the same values: `mergedValues`); the first unmet says why. */
 export function allOf(parts: Requirement[]): Requirement {
   const conditions = parts.map((part) => part.condition);
   return {
