@@ -14,6 +14,7 @@ export default tseslint.config(
       "next-env.d.ts",
       "bench/results/",
       "bench/next-min/.next/",
+      "bench/next-bare/.next/",
       "test-results/",
       "playwright-report/",
       "**/dist/",

@@ -1,10 +1,10 @@
 /**
  * What a switch costs in CPU, server by server, in one run (issue 28: a switch at its real floor). Servers on
  * one database and one simulated provider process, each measured alone in turn: the app with the lab on and
- * off, the product's switch outside Next.js, a minimal Next.js route (`next-min`) and the machine's floor
- * (`bare`) (cpu-servers.ts). Each load runs in waves, the servers taking turns wave by wave in a seeded order:
- * K = 64 users switching at once, K = 1 user switching again and again, and one user reading the page then
- * switching (the servers that serve the page).
+ * off, the product's switch outside Next.js, a minimal Next.js route (`next-min`), the least switch in such a
+ * route (`next-bare`) and the machine's floor (`bare`) (cpu-servers.ts). Each load runs in waves, the servers
+ * taking turns wave by wave in a seeded order: K = 64 users switching at once, K = 1 user switching again and
+ * again, and one user reading the page then switching (the servers that serve the page).
  *
  * CPU is read from /proc for each server's processes only (the provider, the database and this client are
  * other processes), over each wave and the 300 ms after it, net of the server's own rate at rest: the median
@@ -23,7 +23,7 @@ import { freshLab } from "./http-load";
 import { processTreeCpu, type TreeCpu } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
-export type CpuServerName = "lab on" | "lab off" | "outside Next.js" | "next-min" | "bare";
+export type CpuServerName = "lab on" | "lab off" | "outside Next.js" | "next-min" | "next-bare" | "bare";
 
 export interface CpuServer {
   /** One of `CpuServerName` in `npm run bench`; a variant's own name elsewhere (gzip-cpu.ts). */
@@ -193,7 +193,7 @@ interface Options {
   poolSize: number;
   /** All of a server's resting windows together. */
   restMs: number;
-  /** A pause before each measured wave, as the five servers' turns leave each idle for seconds (versus.ts). */
+  /** A pause before each measured wave, as the servers' turns leave each idle for seconds (versus.ts). */
   idleBeforeWaveMs?: number;
   random: () => number;
 }

@@ -1,7 +1,8 @@
 /**
  * The servers `npm run bench` measures beside the app, each a process of its own on the same database and
  * provider: `outside Next.js` (switch-outside-next.ts), `bare` (bare-server.ts), both `node --import tsx`, and
- * `next-min` (`next start` of the fixture app in bench/next-min, built by `npm run bench`).
+ * `next-min` and `next-bare` (`next start` of the fixture apps in bench/next-min and bench/next-bare, built by
+ * `npm run bench`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -70,11 +71,14 @@ export async function startNodeServer(
   return server;
 }
 
-/** `next-min`: `next start` of bench/next-min on `options.port`; resolves once it answers. */
-export async function startNextMin(options: ServerOptions): Promise<RunningServer> {
-  const directory = path.join(root, "bench", "next-min");
+/** A fixture app, `next-min` or `next-bare`: `next start` of bench/{fixture} on `options.port`; resolves once it answers. */
+export async function startNextFixture(
+  fixture: "next-min" | "next-bare",
+  options: ServerOptions,
+): Promise<RunningServer> {
+  const directory = path.join(root, "bench", fixture);
   if (!existsSync(path.join(directory, ".next", "BUILD_ID")))
-    throw new Error("next-min is not built: `npm run bench` builds it (next build bench/next-min)");
+    throw new Error(`${fixture} is not built: \`npm run bench\` builds it (next build bench/${fixture})`);
   const next = path.join(root, "node_modules", "next", "dist", "bin", "next");
   const child = spawn(
     process.execPath,
@@ -95,7 +99,7 @@ export async function startNextMin(options: ServerOptions): Promise<RunningServe
   );
   const server = running(child, options.port);
   for (let waited = 0; waited < 60_000; waited += 200) {
-    if (child.exitCode !== null) throw new Error(`next-min exited (${child.exitCode}) before it answered`);
+    if (child.exitCode !== null) throw new Error(`${fixture} exited (${child.exitCode}) before it answered`);
     const answered = await fetch(`${server.baseUrl}/api/users/nobody/primary`, { method: "POST", body: "{}" }).then(
       () => true,
       () => false,
@@ -104,5 +108,5 @@ export async function startNextMin(options: ServerOptions): Promise<RunningServe
     await sleep(200);
   }
   await server.stop();
-  throw new Error("next-min did not answer within 60 s");
+  throw new Error(`${fixture} did not answer within 60 s`);
 }

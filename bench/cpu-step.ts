@@ -1,5 +1,5 @@
 /**
- * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the five servers, each alone in
+ * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers, each alone in
  * turn (app-cpu.ts), the lab's client being the already running app's (the lab on). The servers it starts are
  * pushed on `started`, for the caller to stop.
  */
@@ -9,7 +9,7 @@ import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer } from "./app-cpu";
-import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
+import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -27,7 +27,7 @@ export async function cpuStep(
   started: RunningServer[],
   { plan, random, progress }: CpuStepOptions,
 ) {
-  progress("starting the app with the lab off, the switch outside Next.js, next-min and bare");
+  progress("starting the app with the lab off, the switch outside Next.js, next-min, next-bare and bare");
   const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
   const start = async <T extends RunningServer>(server: Promise<T>) => {
     started.push(await server);
@@ -38,13 +38,15 @@ export async function cpuStep(
   const outside = await start(
     startNodeServer("switch-outside-next.ts", { ...options, port: port("BENCH_FLOOR_PORT", 3222) }),
   );
-  const nextMin = await start(startNextMin({ ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
+  const nextMin = await start(startNextFixture("next-min", { ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
+  const nextBare = await start(startNextFixture("next-bare", { ...options, port: port("BENCH_NEXT_BARE_PORT", 3229) }));
   const bare = await start(startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }));
   const servers = [
     cpuServer("lab on", app, true),
     cpuServer("lab off", labOff, true),
     cpuServer("outside Next.js", outside, false),
     cpuServer("next-min", nextMin, false),
+    cpuServer("next-bare", nextBare, false),
     cpuServer("bare", bare, false),
   ];
   const cpuOptions = {

@@ -16,7 +16,7 @@ import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer } from "./app-cpu";
-import { startNextMin } from "./cpu-servers";
+import { startNextFixture } from "./cpu-servers";
 import { appEnv, scalingLatencyMs } from "./plan";
 import { repeated } from "./stats";
 import { spread } from "./report/results";
@@ -45,12 +45,18 @@ const started = [
   { name: "lab off, collector on main, traced", app: traced, isTheApp: true },
   {
     name: "next-min",
-    app: await startNextMin({ databaseUrl, providerUrl, port: port + 10, poolSize: 16 }),
+    app: await startNextFixture("next-min", { databaseUrl, providerUrl, port: port + 10, poolSize: 16 }),
     isTheApp: false,
   },
   {
     name: "next-min, collector on main",
-    app: await startNextMin({ databaseUrl, providerUrl, port: port + 11, poolSize: 16, nodeOptions: collectorOnMain }),
+    app: await startNextFixture("next-min", {
+      databaseUrl,
+      providerUrl,
+      port: port + 11,
+      poolSize: 16,
+      nodeOptions: collectorOnMain,
+    }),
     isTheApp: false,
   },
 ];

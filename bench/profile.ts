@@ -21,7 +21,7 @@ import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, type AppCpuResult, type CpuServerName } from "./app-cpu";
-import { startNextMin, startNodeServer, type RunningServer } from "./cpu-servers";
+import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { cpuByPart } from "./cpu-profile";
 import { serverWarmupWaves } from "./plan";
 import { round } from "./stats";
@@ -58,14 +58,14 @@ async function startServer(name: CpuServerName, nodeOptions: string[]): Promise<
   };
   if (name === "bare") return startNodeServer("bare-server.ts", options);
   if (name === "outside Next.js") return startNodeServer("switch-outside-next.ts", options);
-  if (name === "next-min") return startNextMin(options);
+  if (name === "next-min" || name === "next-bare") return startNextFixture(name, options);
   const env = { DB_POOL_SIZE: String(plan.poolSize), ...(name === "lab off" ? { LAB_ENABLED: "false" } : {}) };
   return startApp({ databaseUrl, port, env, nodeOptions });
 }
 
 const results = [];
 try {
-  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
+  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"];
   for (const name of names) {
     const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
     const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${directory}`];

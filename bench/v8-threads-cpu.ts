@@ -16,7 +16,7 @@ import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer } from "./app-cpu";
-import { startNextMin } from "./cpu-servers";
+import { startNextFixture } from "./cpu-servers";
 import { appEnv, serverWarmupWaves, scalingLatencyMs } from "./plan";
 import { threadsCpuMs } from "./process-cpu";
 import { spread } from "./report/results";
@@ -50,7 +50,13 @@ const started = await Promise.all([
   })),
   ...nextMinWays.map(async (nodeOptions, index) => ({
     name: `next-min, ${wayName(nodeOptions)}`,
-    app: await startNextMin({ databaseUrl, providerUrl, port: port + 10 + index, poolSize: 16, nodeOptions }),
+    app: await startNextFixture("next-min", {
+      databaseUrl,
+      providerUrl,
+      port: port + 10 + index,
+      poolSize: 16,
+      nodeOptions,
+    }),
     isTheApp: false,
   })),
 ]);

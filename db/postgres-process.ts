@@ -17,6 +17,9 @@ const server = new EmbeddedPostgres({
   password: "postgres",
   persistent: true,
   createPostgresUser: true,
+  // 100 by default: `npm run bench`'s CPU step runs six servers with pools of 16 beside the app's listeners and
+  // the provider's state, 100+ at once (the replicated shapes' nodes allow 200 too: scripts/parts/).
+  postgresFlags: ["-c", "max_connections=200"],
   onLog: (message) => process.stdout.write(String(message)),
   onError: (error) => process.stderr.write(`${String(error)}\n`),
 });

@@ -36,7 +36,7 @@ function runLine(run: Run): string {
   );
 }
 
-const serverNames: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "bare"];
+const serverNames: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"];
 
 function cpuTable(run: Run): string {
   const figure = (name: CpuServerName, load: "many" | "one" | "page") => {
@@ -72,6 +72,11 @@ function wholeTable(run: Run): string {
     [
       ["Next.js's own, with one pg statement (next-min)", ms(median("next-min"))],
       ["ours, the product's path (lab off − next-min)", ms(median("lab off") - median("next-min"))],
+      [
+        "of which the least switch's 2 more statements and 2 calls, in Next.js (next-bare − next-min)",
+        ms(median("next-bare") - median("next-min")),
+      ],
+      ["of which the rest (lab off − next-bare)", ms(median("lab off") - median("next-bare"))],
       ["the lab's (lab on − lab off)", ms(median("lab on") - median("lab off"))],
       ["the machine's floor for a switch (bare)", ms(median("bare"))],
       ["our switch over that floor (outside Next.js − bare)", ms(median("outside Next.js") - median("bare"))],

@@ -112,6 +112,8 @@ export function cpuTables(results: Pick<Results, "appCpu">): void {
   console.table({
     "Next.js's own and one statement (next-min)": ms(many("next-min")),
     "ours, lab off (lab off − next-min)": ms(many("lab off") - many("next-min")),
+    "of which the least switch's, in Next.js (next-bare − next-min)": ms(many("next-bare") - many("next-min")),
+    "of which the rest (lab off − next-bare)": ms(many("lab off") - many("next-bare")),
     "the lab's (lab on − lab off)": ms(many("lab on") - many("lab off")),
     "the machine's floor (bare)": ms(many("bare")),
     "our switch over the floor (outside Next.js − bare)": ms(many("outside Next.js") - many("bare")),

@@ -1,0 +1,19 @@
+/**
+ * The least switch with the lease's guarantees (bench/bare-switch.ts, `bare`'s own) inside a minimal Next.js 16
+ * route handler, read and answered as `next-min` is. What it costs over `next-min` is the machine's and
+ * Next.js's cost of the two more statements and the two provider calls no switch can do without; what the app
+ * costs over it is ours (bench/app-cpu.ts).
+ */
+import pg from "pg";
+import { bareSwitch } from "../../../../../../bare-switch";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 16) });
+const promote = bareSwitch(pool, process.env.IDP_BASE_URL ?? "");
+
+export async function POST(request: Request, { params }: { params: Promise<{ userId: string }> }): Promise<Response> {
+  const { userId } = await params;
+  const body = (await request.json()) as { identityId?: unknown };
+  if (typeof body.identityId !== "string") return Response.json({ title: "identityId is required" }, { status: 400 });
+  const [status, answer] = await promote(userId, body.identityId);
+  return Response.json(answer, { status });
+}

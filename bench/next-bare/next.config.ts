@@ -1,0 +1,1 @@
+../next-min/next.config.ts
