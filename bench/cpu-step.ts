@@ -3,7 +3,7 @@
  * turn (app-cpu.ts), the lab's client being the already running app's (the lab on). The servers it starts are
  * pushed on `started`, for the caller to stop.
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
@@ -29,6 +29,7 @@ export async function cpuStep(
 ) {
   progress("starting the app with the lab off, the switch outside Next.js, next-min, next-bare and bare");
   const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
+  await checkRoomForPools(db, 6 * options.poolSize);
   const start = async <T extends RunningServer>(server: Promise<T>) => {
     started.push(await server);
     return started.at(-1) as T;
@@ -60,4 +61,22 @@ export async function cpuStep(
   const measured = await appCpu(servers, db, lab, cpuOptions, progress);
   // Every server really switched: the app's rows and the provider's accounts still agree.
   return { appCpu: measured, appCpuConsistent: (await lab.audit()).consistent as boolean };
+}
+
+/**
+ * Fails at once, and says why, where the database cannot take every server's pool beside the connections already
+ * open: past `max_connections` a server's switches answer 500 ("sorry, too many clients already"). An embedded
+ * server started before it allowed 200 (db/postgres-process.ts) takes its new limit once restarted.
+ */
+async function checkRoomForPools(db: Kysely<Database>, pools: number) {
+  const { rows } = await sql<{ allowed: number; open: number }>`
+    SELECT current_setting('max_connections')::int AS allowed, (SELECT count(*)::int FROM pg_stat_activity) AS open`.execute(
+    db,
+  );
+  const { allowed, open } = rows[0]!;
+  if (open + pools > allowed)
+    throw new Error(
+      `the database allows ${allowed} connections, ${open} are open and the CPU step's servers may open ${pools} more: ` +
+        "restart the embedded one (npm run db:stop) or raise max_connections",
+    );
 }
