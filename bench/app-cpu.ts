@@ -23,7 +23,8 @@ import { freshLab } from "./http-load";
 import { processTreeCpu, type TreeCpu } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
-export type CpuServerName = "lab on" | "lab off" | "outside Next.js" | "next-min" | "next-bare" | "bare";
+export const cpuServerNames = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"] as const;
+export type CpuServerName = (typeof cpuServerNames)[number];
 
 export interface CpuServer {
   /** One of `CpuServerName` in `npm run bench`; a variant's own name elsewhere (gzip-cpu.ts). */

@@ -1,14 +1,14 @@
 /**
- * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers, each alone in
- * turn (app-cpu.ts), the lab's client being the already running app's (the lab on). The servers it starts are
- * pushed on `started`, for the caller to stop.
+ * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers (or of those
+ * named), each alone in turn (app-cpu.ts), the lab's client being the already running app's (the lab on). The
+ * servers it starts are pushed on `started`, for the caller to stop.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServer } from "./app-cpu";
+import { appCpu, cpuServer, cpuServerNames, type CpuServerName } from "./app-cpu";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
 
@@ -18,6 +18,8 @@ interface CpuStepOptions {
   plan: Pick<Plan, "appCpu" | "warmUp">;
   random: () => number;
   progress: (note: string) => void;
+  /** The servers measured, all of them unless said (`npm run bench:cpu` with BENCH_CPU_SERVERS). */
+  only?: readonly CpuServerName[];
 }
 
 export async function cpuStep(
@@ -25,31 +27,28 @@ export async function cpuStep(
   databaseUrl: string,
   db: Kysely<Database>,
   started: RunningServer[],
-  { plan, random, progress }: CpuStepOptions,
+  { plan, random, progress, only = cpuServerNames }: CpuStepOptions,
 ) {
-  progress("starting the app with the lab off, the switch outside Next.js, next-min, next-bare and bare");
+  progress(`starting ${only.filter((name) => name !== "lab on").join(", ")}`);
   const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
-  await checkRoomForPools(db, 6 * options.poolSize);
-  const start = async <T extends RunningServer>(server: Promise<T>) => {
-    started.push(await server);
-    return started.at(-1) as T;
+  await checkRoomForPools(db, only.length * options.poolSize);
+  // The lab on is the already running app (the lab's client, whether measured or not); the others start here.
+  const starters: Record<CpuServerName, () => Promise<RunningServer>> = {
+    "lab on": async () => app,
+    "lab off": () =>
+      startApp({ databaseUrl, port: port("BENCH_LAB_OFF_PORT", 3221), env: { ...appEnv, LAB_ENABLED: "false" } }),
+    "outside Next.js": () =>
+      startNodeServer("switch-outside-next.ts", { ...options, port: port("BENCH_FLOOR_PORT", 3222) }),
+    "next-min": () => startNextFixture("next-min", { ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }),
+    "next-bare": () => startNextFixture("next-bare", { ...options, port: port("BENCH_NEXT_BARE_PORT", 3229) }),
+    bare: () => startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }),
   };
-  const env = { ...appEnv, LAB_ENABLED: "false" };
-  const labOff = await start(startApp({ databaseUrl, port: port("BENCH_LAB_OFF_PORT", 3221), env }));
-  const outside = await start(
-    startNodeServer("switch-outside-next.ts", { ...options, port: port("BENCH_FLOOR_PORT", 3222) }),
-  );
-  const nextMin = await start(startNextFixture("next-min", { ...options, port: port("BENCH_NEXT_MIN_PORT", 3227) }));
-  const nextBare = await start(startNextFixture("next-bare", { ...options, port: port("BENCH_NEXT_BARE_PORT", 3229) }));
-  const bare = await start(startNodeServer("bare-server.ts", { ...options, port: port("BENCH_BARE_PORT", 3228) }));
-  const servers = [
-    cpuServer("lab on", app, true),
-    cpuServer("lab off", labOff, true),
-    cpuServer("outside Next.js", outside, false),
-    cpuServer("next-min", nextMin, false),
-    cpuServer("next-bare", nextBare, false),
-    cpuServer("bare", bare, false),
-  ];
+  const servers = [];
+  for (const name of only) {
+    const server = await starters[name]();
+    if (server !== app) started.push(server);
+    servers.push(cpuServer(name, server, name === "lab on" || name === "lab off"));
+  }
   const cpuOptions = {
     ...plan.appCpu,
     warmupWaves: plan.warmUp.waves,

@@ -1,14 +1,15 @@
 /**
- * `npm run bench:cpu` (about 6 minutes on 2 cores, builds included): step 4 of `npm run bench` alone, CPU per
- * switch of the lab on, the lab off, the switch outside Next.js, next-min and bare, with its verdicts, for a
- * change to the switch's path measured in minutes instead of a quarter of an hour. Nothing is written: the
- * committed figures come from a full run. `BENCH_SEED` fixes the order; `--quick` is a smoke run.
+ * `npm run bench:cpu` (about 12 minutes on 2 × AMD EPYC, builds included): step 4 of `npm run bench` alone, CPU
+ * per switch of its six servers (or of those BENCH_CPU_SERVERS names) with its verdicts, for a change to the
+ * switch's path measured in minutes instead of a quarter of an hour. Nothing is written: the committed figures
+ * come from a full run. `BENCH_SEED` fixes the order; `--quick` is a smoke run.
  */
 import { createDb } from "../db/connection";
 import { prepareDatabase } from "../db/prepare";
 import { seededRandom } from "../lib/provider-sim/chaos";
 import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
+import { cpuServerNames, type CpuServerName } from "./app-cpu";
 import type { RunningServer } from "./cpu-servers";
 import { cpuStep } from "./cpu-step";
 import { appEnv, planFor } from "./plan";
@@ -18,6 +19,14 @@ import { checkCpuTargets } from "./report/targets";
 const plan = planFor(process.argv.includes("--quick"));
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const progress = (note: string) => process.stderr.write(`${note}\n`);
+// BENCH_CPU_SERVERS="lab off,next-bare": only those servers take turns (fewer turns, each idles less between them).
+const named = process.env.BENCH_CPU_SERVERS;
+const only = named === undefined ? undefined : [...new Set(named.split(",").map((name) => name.trim()))];
+const unknown = only?.filter((name) => !(cpuServerNames as readonly string[]).includes(name)) ?? [];
+if (unknown.length > 0)
+  throw new Error(
+    `BENCH_CPU_SERVERS: no server named ${unknown.join(", ")}; the servers: ${cpuServerNames.join(", ")}`,
+  );
 
 const databaseUrl = await prepareDatabase(databaseFor("bench-cpu"), { fresh: true });
 const { db } = createDb(databaseUrl, 2);
@@ -25,7 +34,12 @@ const started: RunningServer[] = [];
 try {
   const app = await startApp({ databaseUrl, port: Number(process.env.BENCH_APP_PORT ?? 3214), env: appEnv });
   started.push(app);
-  const results = await cpuStep(app, databaseUrl, db, started, { plan, random: seededRandom(seed), progress });
+  const results = await cpuStep(app, databaseUrl, db, started, {
+    plan,
+    random: seededRandom(seed),
+    progress,
+    only: only as CpuServerName[] | undefined,
+  });
   cpuTables(results);
   printVerdicts(checkCpuTargets(results));
   console.log(`seed ${seed}`);

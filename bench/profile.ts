@@ -20,7 +20,7 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, type AppCpuResult, type CpuServerName } from "./app-cpu";
+import { appCpu, cpuServerNames, type AppCpuResult, type CpuServerName } from "./app-cpu";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { cpuByPart } from "./cpu-profile";
 import { serverWarmupWaves } from "./plan";
@@ -65,8 +65,7 @@ async function startServer(name: CpuServerName, nodeOptions: string[]): Promise<
 
 const results = [];
 try {
-  const names: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"];
-  for (const name of names) {
+  for (const name of cpuServerNames) {
     const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
     const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
     const server = await startServer(name, nodeOptions);

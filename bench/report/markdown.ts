@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { CpuServerName } from "../app-cpu";
+import { cpuServerNames, type CpuServerName } from "../app-cpu";
 import { cpuOf, ms, spread, type Results } from "./results";
 import type { Target } from "./targets";
 
@@ -36,8 +36,6 @@ function runLine(run: Run): string {
   );
 }
 
-const serverNames: CpuServerName[] = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"];
-
 function cpuTable(run: Run): string {
   const figure = (name: CpuServerName, load: "many" | "one" | "page") => {
     const result = cpuOf(run, name, load);
@@ -46,7 +44,7 @@ function cpuTable(run: Run): string {
   const many = cpuOf(run, "lab on", "many")?.users ?? 64;
   return table(
     ["server", `K = ${many}`, "K = 1", "page read + switch, K = 1"],
-    serverNames.map((name) => [name, figure(name, "many"), figure(name, "one"), figure(name, "page")]),
+    cpuServerNames.map((name) => [name, figure(name, "many"), figure(name, "one"), figure(name, "page")]),
   );
 }
 
@@ -61,7 +59,7 @@ function mainThreadTable(run: Run): string {
   const many = cpuOf(run, "lab on", "many")?.users ?? 64;
   return table(
     ["server", `main thread, K = ${many}`, "main thread, K = 1"],
-    serverNames.map((name) => [name, figure(name, "many"), figure(name, "one")]),
+    cpuServerNames.map((name) => [name, figure(name, "many"), figure(name, "one")]),
   );
 }
 
