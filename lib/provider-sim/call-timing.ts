@@ -129,11 +129,17 @@ export class AnswerTiming {
 /** How late a timer fires here (the least of its recent lateness): waits end that much early, never earlier. */
 const timerLateness = new RecentTimes();
 
-/** Resolves at `moment` on the machine's clock, as close to it as this process's timers allow. */
+/**
+ * Resolves at `moment` on the machine's clock, as close to it as this process's timers allow, and never before
+ * it. The wait is shortened by how late timers have lately fired, and a timer counts from its loop's clock, read
+ * when the loop last woke (a busy loop's timer fires early): a wait that ends early waits again for the rest.
+ */
 export async function delayUntil(moment: number): Promise<void> {
   const waitMs = moment - machineNow() - timerLateness.least();
-  if (waitMs <= 0) return;
-  const waitStarted = machineNow();
-  await new Promise((resolve) => setTimeout(resolve, waitMs));
-  timerLateness.note(machineNow() - waitStarted - waitMs);
+  if (waitMs > 0) {
+    const waitStarted = machineNow();
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    timerLateness.note(machineNow() - waitStarted - waitMs);
+  }
+  while (machineNow() < moment) await new Promise((resolve) => setTimeout(resolve, moment - machineNow()));
 }
