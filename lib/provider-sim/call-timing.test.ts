@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arrivedAtHeader, CallTransit, machineNow, sentAtHeader } from "./call-timing";
+import { arrivedAtHeader, CallTransit, delayUntil, machineNow, sentAtHeader } from "./call-timing";
 
 const call = (arrivedAt: number, sentAt?: number) =>
   new Request("http://idp/", {
@@ -24,5 +24,20 @@ describe("the provider's estimate of a call's way back", () => {
     expect(transit.sentAt(call(now))).toBe(now);
     expect(transit.sentAt(call(now, now + 50))).toBe(now);
     expect(transit.wayBackMs()).toBe(0);
+  });
+});
+
+describe("a wait until a moment on the machine's clock", () => {
+  it("never ends before its moment, even when timers have lately fired late", async () => {
+    // Timers made late by work done after they were set: later waits are shortened by that lateness.
+    for (let wait = 0; wait < 16; wait++) {
+      const waited = delayUntil(machineNow() + 5);
+      const busyUntil = machineNow() + 20;
+      while (machineNow() < busyUntil);
+      await waited;
+    }
+    const moment = machineNow() + 40;
+    await delayUntil(moment);
+    expect(machineNow()).toBeGreaterThanOrEqual(moment);
   });
 });

@@ -131,8 +131,8 @@ const timerLateness = new RecentTimes();
 
 /**
  * Resolves at `moment` on the machine's clock, as close to it as this process's timers allow, and never before
- * it. The wait is shortened by how late timers have lately fired, and a timer counts from its loop's clock, read
- * when the loop last woke (a busy loop's timer fires early): a wait that ends early waits again for the rest.
+ * it. The wait is shortened by how late timers have lately fired (a busy provider's are late by milliseconds),
+ * and a timer may fire early by under a millisecond: a wait that ends early waits again for the rest.
  */
 export async function delayUntil(moment: number): Promise<void> {
   const waitMs = moment - machineNow() - timerLateness.least();
