@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { identityRow, resetLab, signInAs } from "./lab";
+import { identityRow, resetLab, sendTogether, signInAs, switchRequests } from "./lab";
 
 test("the textbook lease with a pause longer than its TTL: the banner says the operation runs unprotected", async ({
   page,
@@ -28,8 +28,10 @@ test("under transaction with one pooled connection, the page's own read waits an
 }) => {
   await resetLab(request, { strategy: "transaction", poolSize: 1, provider: { latencyMs: 1_500 } });
   await signInAs(page, "Ada Lovelace");
-  // The second switch queues for the only connection; when the first answers, the page reads the user
-  // again, and that read queues behind the second switch's provider calls.
+  // The two clicks' requests go together: one switch takes the only connection while the other waits for
+  // it. When the first answers, the page reads the user again, and that read queues behind the second
+  // switch's provider calls.
+  await sendTogether(page, switchRequests, 2);
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await page.getByRole("button", { name: "Make primary for Apple · ada@icloud.test" }).click();
   await expect(page.getByTestId("stale-notice")).toHaveText(

@@ -1,5 +1,14 @@
 import { expect, test } from "@playwright/test";
-import { identityRow, openLabControls, overlappingSwitchesProvider, readLab, resetLab, signInAs } from "./lab";
+import {
+  identityRow,
+  openLabControls,
+  overlappingSwitchesProvider,
+  readLab,
+  resetLab,
+  sendTogether,
+  signInAs,
+  switchRequests,
+} from "./lab";
 
 test.beforeEach(async ({ request }) => {
   await resetLab(request);
@@ -15,6 +24,7 @@ test("with the strategy set to No lock, two quick clicks corrupt the provider an
   await page.getByLabel("How concurrent switches are kept apart").selectOption("none");
   await expect(page.getByText(/^Nothing keeps two switches apart/)).toBeVisible();
 
+  await sendTogether(page, switchRequests, 2);
   await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).click();
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   // Both have answered (about 6.5 s each): one switched, the other's link was refused.

@@ -1,5 +1,5 @@
 import AxeBuilder from "@axe-core/playwright";
-import { expect, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, type APIRequestContext, type Page, type Route } from "@playwright/test";
 
 /** The database of this worker's app, for a test that starts more instances on it (see e2e/workers.ts). */
 export function labDatabaseUrl(): string {
@@ -19,11 +19,29 @@ export async function signInAs(page: Page, displayName: string): Promise<void> {
 }
 
 /**
- * Provider latencies under which two switches clicked one after the other under `none` corrupt the provider
- * however long a loaded machine takes between the clicks: the second reads the user before the first has
- * saved and unlinks its identity before the first links (a 6 s link leaves 6 s between the clicks for both),
- * then links the old primary a second time, which the provider refuses (400). A switch takes about 6.5 s,
- * inside the 10 s TTL that bounds it.
+ * Holds the page's requests to `url` until `count` of them are sent, then lets them go together (later ones
+ * go unheld): switches clicked one after the other in one page reach the app at once, however long a loaded
+ * machine takes between the clicks (one click was seen to take 6 s on 2 cores). The race kit's barrier, for
+ * one page (e2e/races/README.md).
+ */
+export async function sendTogether(page: Page, url: string, count: number): Promise<void> {
+  const held: Route[] = [];
+  await page.route(url, async (route) => {
+    if (held.length === count) return route.fallback();
+    held.push(route);
+    if (held.length === count) await Promise.all(held.map((each) => each.continue()));
+  });
+}
+
+/** The requests that switch a user's primary identity. */
+export const switchRequests = "**/api/users/*/primary";
+
+/**
+ * Provider latencies under which two switches of Ada's, clicked one after the other under `none` and sent
+ * together (`sendTogether`), corrupt the provider: the second reads the user before the first has saved and
+ * unlinks its identity before the first links (a 6 s link, where requests let go together were seen to reach
+ * the app up to 1.3 s apart), then links the old primary a second time, which the provider refuses (400). A
+ * switch takes about 6.5 s, inside the 10 s TTL that bounds it.
  */
 export const overlappingSwitchesProvider = {
   latencyMs: 500,

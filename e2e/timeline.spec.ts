@@ -7,8 +7,10 @@ import {
   overlappingSwitchesProvider,
   readLab,
   resetLab,
+  sendTogether,
   seriousViolations,
   signInAs,
+  switchRequests,
 } from "./lab";
 
 test.beforeEach(async ({ request }) => {
@@ -124,6 +126,7 @@ test("no serious or critical accessibility violation: at rest, during a switch, 
 
   await request.put("/api/lab", { data: { strategy: "none", provider: overlappingSwitchesProvider } });
   await expect(page.getByText(/^Strategy none\./)).toBeVisible();
+  await sendTogether(page, switchRequests, 2);
   await page.getByRole("button", { name: "Make primary for Email · ada@analytical.test" }).click();
   await page.getByRole("button", { name: "Make primary for Apple · ada@icloud.test" }).click();
   // Both switches' calls (about 6.5 s each), then the audit's settling margin.

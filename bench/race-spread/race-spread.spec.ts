@@ -7,8 +7,8 @@
 import { appendFileSync } from "node:fs";
 import { test } from "@lease-lock-lab/race";
 import type { APIRequestContext } from "@playwright/test";
-import { readLab, resetLab } from "../../e2e/lab";
-import { adaSwitchers, auditOf, sendSwitch, signIn, switchRequests } from "../../e2e/races/switchers";
+import { readLab, resetLab, switchRequests } from "../../e2e/lab";
+import { adaSwitchers, auditOf, sendSwitch, signIn } from "../../e2e/races/switchers";
 import { actorCounts, poolSize, providerLatencyMs, sends, trials, trialsFile, type Trial } from "./settings";
 
 /** The lanes of Ada's switches requested after `since` (the database's clock): this race's. */

@@ -5,7 +5,7 @@
  * switch has work to do at the provider.
  */
 import { expect, type APIRequestContext } from "@playwright/test";
-import { resetLab } from "../lab";
+import { identityRow, resetLab, switchRequests } from "../lab";
 import {
   expectEffects,
   expectOneWinner,
@@ -27,7 +27,6 @@ import {
   providerCalls,
   sendSwitch,
   signIn,
-  switchRequests,
   unlinkedFrom,
   withCalls,
   type Switcher,
@@ -151,6 +150,14 @@ for (const strategy of strategies) {
       else if (status === 409) await expect(attempt).toHaveText("Another operation is already in progress");
       else await expect(attempt).toHaveText(/^The provider failed the (unlink|link) step/);
     }
+    if (strategy !== "lease") return;
+    // The losing tab learns the outcome by itself once the winner's operation ends: the new primary, the
+    // lease free, the audit consistent.
+    const winner = switchers[result.answers.find((answer) => answer.status === 200)!.actor]!;
+    const loser = result.pages[result.answers.find((answer) => answer.status === 409)!.actor]!;
+    await expect(identityRow(loser, winner.identityId).getByText("Primary", { exact: true })).toBeVisible();
+    await expect(loser.getByText(/^Lease free/)).toBeVisible();
+    await expect(loser.getByTestId("audit-verdict")).toHaveText(/^Consistent/);
   });
 }
 

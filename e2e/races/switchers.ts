@@ -25,8 +25,6 @@ export const graceSwitcher: Switcher = {
   label: "Google · grace@gmail.test",
 };
 
-export const switchRequests = "**/api/users/*/primary";
-
 /** Signs the page's browser context in (a session cookie of its own) as the demo user. */
 export async function signIn(page: Page, userId: string): Promise<void> {
   expect((await page.request.post("/api/session", { data: { userId } })).status()).toBe(204);
