@@ -26,6 +26,21 @@ import { repeated, shuffled, type Repeated } from "./stats";
 export const cpuServerNames = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"] as const;
 export type CpuServerName = (typeof cpuServerNames)[number];
 
+/**
+ * The servers BENCH_CPU_SERVERS names ("lab off,next-bare"), in its order, for `bench:cpu` and `bench:profile`;
+ * every server when it is unset. Fewer servers take fewer turns: each idles less between its waves.
+ */
+export function cpuServersNamed(named = process.env.BENCH_CPU_SERVERS): CpuServerName[] {
+  if (named === undefined) return [...cpuServerNames];
+  const only = [...new Set(named.split(",").map((name) => name.trim()))];
+  const unknown = only.filter((name) => !(cpuServerNames as readonly string[]).includes(name));
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_CPU_SERVERS: no server named ${unknown.join(", ")}; the servers: ${cpuServerNames.join(", ")}`,
+    );
+  return only as CpuServerName[];
+}
+
 export interface CpuServer {
   /** One of `CpuServerName` in `npm run bench`; a variant's own name elsewhere (gzip-cpu.ts). */
   name: string;

@@ -9,7 +9,7 @@ import { prepareDatabase } from "../db/prepare";
 import { seededRandom } from "../lib/provider-sim/chaos";
 import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
-import { cpuServerNames, type CpuServerName } from "./app-cpu";
+import { cpuServersNamed } from "./app-cpu";
 import type { RunningServer } from "./cpu-servers";
 import { cpuStep } from "./cpu-step";
 import { appEnv, planFor } from "./plan";
@@ -19,15 +19,7 @@ import { checkCpuTargets } from "./report/targets";
 const plan = planFor(process.argv.includes("--quick"));
 const seed = Number(process.env.BENCH_SEED ?? Date.now() % 100_000);
 const progress = (note: string) => process.stderr.write(`${note}\n`);
-// BENCH_CPU_SERVERS="lab off,next-bare": only those servers take turns (fewer turns, each idles less between them).
-const named = process.env.BENCH_CPU_SERVERS;
-const only = named === undefined ? undefined : [...new Set(named.split(",").map((name) => name.trim()))];
-const unknown = only?.filter((name) => !(cpuServerNames as readonly string[]).includes(name)) ?? [];
-if (unknown.length > 0)
-  throw new Error(
-    `BENCH_CPU_SERVERS: no server named ${unknown.join(", ")}; the servers: ${cpuServerNames.join(", ")}`,
-  );
-
+const servers = cpuServersNamed();
 const databaseUrl = await prepareDatabase(databaseFor("bench-cpu"), { fresh: true });
 const { db } = createDb(databaseUrl, 2);
 const started: RunningServer[] = [];
@@ -38,7 +30,7 @@ try {
     plan,
     random: seededRandom(seed),
     progress,
-    only: only as CpuServerName[] | undefined,
+    only: servers,
   });
   cpuTables(results);
   printVerdicts(checkCpuTargets(results));

@@ -7,7 +7,8 @@
  * in (cpu-profile.ts). The profiler itself costs some CPU, and it samples wall time: what it books includes
  * the time the main thread waited for a core (beside each load: its CPU and that wait, from /proc), mostly on
  * `writev`. So the shares are the finding; `npm run bench` gives the unprofiled CPU per switch.
- * Results: a table on the terminal and bench/results/profile.json.
+ * Results: a table on the terminal and bench/results/profile.json. BENCH_CPU_SERVERS="lab on,lab off" profiles
+ * only the servers it names, as for `npm run bench:cpu`.
  */
 import { execSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -20,7 +21,7 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServerNames, type AppCpuResult, type CpuServerName } from "./app-cpu";
+import { appCpu, cpuServersNamed, type AppCpuResult, type CpuServerName } from "./app-cpu";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { cpuByPart } from "./cpu-profile";
 import { serverWarmupWaves } from "./plan";
@@ -65,7 +66,7 @@ async function startServer(name: CpuServerName, nodeOptions: string[]): Promise<
 
 const results = [];
 try {
-  for (const name of cpuServerNames) {
+  for (const name of cpuServersNamed()) {
     const directory = mkdtempSync(path.join(os.tmpdir(), "lease-lock-lab-profile-"));
     const nodeOptions = ["--cpu-prof", `--cpu-prof-dir=${directory}`];
     const server = await startServer(name, nodeOptions);
