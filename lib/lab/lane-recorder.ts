@@ -15,7 +15,7 @@ import { clockTime, databaseClock, dbNow } from "./db-clock";
 import { instanceId } from "./instance";
 import { instrumentDb } from "./instrument-db";
 import type { Lane, Phase, PhaseName, PhaseOutcome } from "./lane";
-import { laneWriter, type LaneRow, type RecordedLane } from "./lane-writer";
+import { laneWriter, type RecordedLane } from "./lane-writer";
 import { laneChanged } from "./live-lanes";
 import { publishLane } from "./stream";
 
@@ -267,21 +267,9 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
     this.requestWritten ||= starts;
   }
 
-  row(): LaneRow {
-    const lane = this.lane;
-    return {
-      operation_id: lane.operationId,
-      user_id: lane.userId,
-      instance: lane.instance,
-      strategy: lane.strategy,
-      to_identity_id: lane.toIdentityId,
-      requested_at: new Date(lane.requestedAt),
-      answered_at: lane.answeredAt ? new Date(lane.answeredAt) : null,
-      status: lane.status,
-      problem_type: lane.problemType,
-      lease: lane.lease ? JSON.stringify(lane.lease) : null,
-      phases: JSON.stringify(lane.phases),
-    };
+  /** The lane as it is now (the same object, which goes on changing): serialise it before waiting. */
+  current(): Lane {
+    return this.lane;
   }
 }
 
