@@ -16,6 +16,7 @@ const productionFiles = [
   "test/unknown-outcome.test.ts",
   "test/idempotency.test.ts",
   "test/stream.test.ts",
+  "test/running-lanes.test.ts",
   "test/audit-settling.test.ts",
   "test/provider-chaos.test.ts",
 ];

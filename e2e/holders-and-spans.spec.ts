@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { startApp } from "../test/harness/app-server";
+import { startPeer } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { identityRow, labDatabaseUrl, resetLab, seriousViolations, signInAs } from "./lab";
 
@@ -58,11 +58,7 @@ test("picking a switch's lane shows its spans as a waterfall, in order; no serio
 
 test("a switch another instance ran has no spans on this one, and the waterfall says so", async ({ page, request }) => {
   await resetLab(request, { provider: { latencyMs: 50 } });
-  const peer = await startApp({
-    databaseUrl: labDatabaseUrl(),
-    port: Number(process.env.PEER_APP_PORT ?? 3216),
-    env: { APP_INSTANCE: "peer" },
-  });
+  const peer = await startPeer(labDatabaseUrl());
   try {
     await signInAs(page, "Ada Lovelace");
     await expect(page.getByText(/^Live/)).toBeVisible();

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { startApp } from "../test/harness/app-server";
+import { startPeer } from "../test/harness/app-server";
 import {
   identityRow,
   labDatabaseUrl,
@@ -79,11 +79,7 @@ test("at rest, the page sends no requests", async ({ page }) => {
 });
 
 test("a switch run on a second app instance appears in a tab served by the first", async ({ page }) => {
-  const peer = await startApp({
-    databaseUrl: labDatabaseUrl(),
-    port: Number(process.env.PEER_APP_PORT ?? 3216),
-    env: { APP_INSTANCE: "peer" },
-  });
+  const peer = await startPeer(labDatabaseUrl());
   try {
     await signInAs(page, "Ada Lovelace");
     await expect(page.getByText(/^Live/)).toBeVisible();

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { startApp, type RunningApp } from "./harness/app-server";
+import { startPeer, type RunningApp } from "./harness/app-server";
 import { openEventStream, type EventStreamReader } from "./harness/event-stream";
 import { appClient } from "./harness/http-client";
 import { freshLabEachTest } from "./fresh-lab";
@@ -86,11 +86,7 @@ describe("GET /api/lab/stream", () => {
 describe("two app instances", () => {
   let peer: RunningApp;
   beforeAll(async () => {
-    peer = await startApp({
-      databaseUrl: inject("databaseUrl"),
-      port: Number(process.env.PEER_APP_PORT ?? 3216),
-      env: { APP_INSTANCE: "peer" },
-    });
+    peer = await startPeer(inject("databaseUrl"));
   });
   afterAll(() => peer?.stop());
 

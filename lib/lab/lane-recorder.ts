@@ -260,7 +260,7 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
   private changed(): void {
     if (!this.lane.operationId || !this.admitted) return;
     this.version++;
-    laneChanged(this.lane);
+    laneChanged(this.lane, this.version);
     publishLane(this.lane, this.version);
     const starts = this.lane.strategy !== "lease" && !this.requestWritten;
     if (starts || this.lane.answeredAt !== null) laneWriter.request(this);

@@ -17,7 +17,9 @@ import { labSettings } from "./settings-snapshot";
 import { announcementFrom, labSettingsChannel } from "./settings-store";
 import { instanceId } from "./instance";
 import type { Lane } from "./lane";
+import { liveLanes } from "./live-lanes";
 import { readLanes, readTimeline } from "./timeline";
+import { hearWatchers, othersWatch, watchingHere } from "./watchers";
 
 export interface StreamMessage {
   id: string;
@@ -136,12 +138,12 @@ function showLane(lane: Lane): void {
 }
 
 /**
- * A running lane, told to the other instances in a notification of its own: its row is written only at the
- * answer, so a client whose stream is on another instance than the switch (behind a balancer) would see it
- * appear whole at its end. Changes gather for a moment, each lane's last one told as it is then (the version of
- * its last change: the recorder's object has changed since), all in one statement on the lab's own pool, off the
- * switch's path. A lane answered meanwhile is told by its row; one too large for a notification (8,000 bytes)
- * too, at its answer.
+ * A running lane, told to the other instances in a notification of its own while another instance watches
+ * (watchers.ts): its row is written only at the answer, so a client whose stream is on another instance than
+ * the switch (behind a balancer) would see it appear whole at its end. Changes gather for a moment, each lane's
+ * last one told as it is then (the version of its last change: the recorder's object has changed since), all in
+ * one statement on the lab's own pool, off the switch's path. A lane answered meanwhile is told by its row; one
+ * too large for a notification (8,000 bytes) too, at its answer.
  */
 const running = { due: new Map<string, RunningLane>(), flushDue: null as ReturnType<typeof setTimeout> | null };
 const runningGatherMs = 40;
@@ -155,6 +157,7 @@ interface RunningLane {
 }
 
 function relayRunningLane(lane: Lane, version: number): void {
+  if (!othersWatch()) return;
   running.due.set(lane.operationId, { kind: "operation-running", instance: instanceId, version, lane });
   running.flushDue ??= setTimeout(() => {
     running.flushDue = null;
@@ -168,6 +171,15 @@ function relayRunningLane(lane: Lane, version: number): void {
     );
   }, runningGatherMs);
 }
+
+/**
+ * Tells the other instances this instance's running lanes while one of them watches: from the lab's start, and
+ * at once, whole, when one starts watching (its clients would otherwise see them only at their next change).
+ */
+export const relayRunningLanesToWatchers = (): void =>
+  hearWatchers(() => {
+    for (const { lane, version } of liveLanes()) relayRunningLane(lane, version);
+  });
 
 /**
  * What this instance has shown of other instances' lanes: the last running version of each, and the ones
@@ -294,12 +306,14 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       let backlog: StreamMessage[] | null = [];
       const client: Client = (message) => (backlog ? backlog.push(message) : send(frame(message)));
       hub.clients.add(client);
+      watchingHere(hub.clients.size);
       const heartbeat = setInterval(() => send(": still here\n\n"), heartbeatEveryMs);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
         hub.clients.delete(client);
+        watchingHere(hub.clients.size);
         try {
           controller.close();
         } catch {

@@ -5,6 +5,7 @@ import { followLabSettings } from "./settings";
 import { promote } from "./promote";
 import { labReconcilePolicy } from "./reconciler";
 import { rename } from "./rename";
+import { relayRunningLanesToWatchers } from "./stream";
 
 export const labSwitchLayer: SwitchLayer = {
   promote,
@@ -13,6 +14,7 @@ export const labSwitchLayer: SwitchLayer = {
   start(db, provider) {
     // Each instance follows the settings every instance shares; the reconciler runs under them.
     followLabSettings(db);
+    relayRunningLanesToWatchers();
     startReconciler(db, () => labReconcilePolicy(db, provider));
   },
 };

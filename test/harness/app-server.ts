@@ -98,3 +98,7 @@ export async function startApp(options: {
   child.kill("SIGKILL");
   throw new Error(`the app did not start on ${baseUrl}:\n${output}`);
 }
+
+/** A second instance of the app on the same database, named `peer`, on this worker's peer port. */
+export const startPeer = (databaseUrl: string, env: Record<string, string> = {}): Promise<RunningApp> =>
+  startApp({ databaseUrl, port: Number(process.env.PEER_APP_PORT ?? 3216), env: { APP_INSTANCE: "peer", ...env } });
