@@ -5,11 +5,13 @@ export async function register(): Promise<void> {
   const { config } = await import("./lib/core/config");
   // Before anything that takes a tracer or a meter (the switch's composition root): a meter taken earlier stays a
   // no-op. Without an endpoint and without the lab the SDK is not even loaded. With the lab on, its memory of
-  // finished spans (the waterfall's) is a span processor: beside the exporter's, or the only one.
-  const labSpans = config.labEnabled ? [(await import("./lib/lab/recent-spans")).labSpans()] : [];
+  // finished spans (the waterfall's) is a span processor: beside the exporter's (which takes every span), or the
+  // only one (which leaves the reads out: labSampler).
+  const lab = config.labEnabled ? await import("./lib/lab/recent-spans") : null;
+  const labSpans = lab ? [lab.labSpans()] : [];
   const exporting =
     config.exportsTelemetry && (await import("./lib/web/opentelemetry")).registerOpenTelemetry(labSpans);
-  if (!exporting && labSpans.length > 0) (await import("./lib/web/tracing")).registerTracing(labSpans);
+  if (!exporting && lab) (await import("./lib/web/tracing")).registerTracing(labSpans, { sampler: lab.labSampler() });
   // Then: it refuses methods the API does not take, which Next.js would answer without Allow or with a
   // 500, and bodies that say they are too large, before Next.js reads anything.
   const { installRequestGuard } = await import("./lib/web/request-guard");

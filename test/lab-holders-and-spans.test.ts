@@ -111,6 +111,15 @@ describe("GET /api/lab/operations/{id}/spans", () => {
     expect(unlink.durationMs).toBeGreaterThanOrEqual(49);
   });
 
+  it("keeps a switch's spans however many page reads follow: a read records none", async () => {
+    await app.configure({ provider: { latencyMs: 20 } });
+    const answer = await session.ada.promote("ada", "github|8812");
+    const before = await finishedSpans(answer.body.operationId);
+    // 300 reads: at Next.js's two spans each, 600, more than the 500 the lab remembers.
+    for (let read = 0; read < 300; read++) expect((await session.ada.get("/api/users/ada")).status).toBe(200);
+    expect((await spansOf(answer.body.operationId)).body.spans).toEqual(before);
+  });
+
   it("gives a refused switch its refused acquisition; 404 for an operation it has no span of, 400 for a malformed id", async () => {
     await app.configure({ provider: { latencyMs: 400 } });
     const [first, second] = await Promise.all([

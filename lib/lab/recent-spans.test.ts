@@ -1,7 +1,12 @@
-import { SpanStatusCode, type Attributes } from "@opentelemetry/api";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { context, SpanStatusCode, trace, type Attributes } from "@opentelemetry/api";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
-import { RecentSpans } from "./recent-spans";
+import { labSampler, RecentSpans } from "./recent-spans";
 
 /** A finished span as the SDK hands it to a processor: only the fields the store reads. */
 function ended(
@@ -78,5 +83,33 @@ describe("RecentSpans", () => {
     expect(op2.map((span) => span.spanId)).toEqual(["r", "s2", "a2"]);
     expect(op2[0]!.startMs).toBe(0);
     expect(op2[1]!.durationMs).toBe(2);
+  });
+});
+
+describe("labSampler", () => {
+  it("records every span but a read's (GET, HEAD) and what runs under it", () => {
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({
+      sampler: labSampler(),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    }).getTracer("test");
+    const request = (name: string, attributes: Attributes) => {
+      const root = tracer.startSpan(name, { attributes });
+      tracer.startSpan(`under ${name}`, {}, trace.setSpan(context.active(), root)).end();
+      root.end();
+    };
+    request("GET", { "http.method": "GET" });
+    request("HEAD", { "http.method": "HEAD" });
+    request("POST", { "http.method": "POST" });
+    request("PUT", { "http.method": "PUT" });
+    request("reconcile", {});
+    expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual([
+      "under POST",
+      "POST",
+      "under PUT",
+      "PUT",
+      "under reconcile",
+      "reconcile",
+    ]);
   });
 });

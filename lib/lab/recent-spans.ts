@@ -6,7 +6,13 @@
  * them (the route's).
  */
 import { SpanStatusCode, type Attributes, type HrTime } from "@opentelemetry/api";
-import type { ReadableSpan, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  ParentBasedSampler,
+  SamplingDecision,
+  type ReadableSpan,
+  type Sampler,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { Problem } from "../core/problems";
 import { processSingleton } from "../core/process-singleton";
 
@@ -97,6 +103,24 @@ function inTreeOrder(views: SpanView[]): SpanView[] {
   visit(null);
   return ordered;
 }
+
+/**
+ * What is recorded when the lab's memory is the only taker of spans (no OTLP export): every span but a request
+ * that reads (GET, HEAD) and what runs under it. No switch runs under a read, so no waterfall loses a span; and a
+ * page's reads (two spans of Next.js's each, every tab reading again after every answer) neither cost a span
+ * each nor push the switches' spans out of the last 500.
+ */
+export const labSampler = (): Sampler => new ParentBasedSampler({ root: readsLeftOut });
+
+const readMethods = new Set(["GET", "HEAD"]);
+const readsLeftOut: Sampler = {
+  shouldSample: (_context, _traceId, _name, _kind, attributes) => ({
+    decision: readMethods.has(String(attributes["http.method"]))
+      ? SamplingDecision.NOT_RECORD
+      : SamplingDecision.RECORD_AND_SAMPLED,
+  }),
+  toString: () => "ReadsLeftOut",
+};
 
 /** This process's one store (instrumentation.ts registers it; the route reads it: two bundles, one store). */
 export const labSpans = (): RecentSpans => processSingleton("LabSpans", () => new RecentSpans(500));

@@ -58,7 +58,7 @@ export function registerOpenTelemetry(spanProcessors: SpanProcessor[] = []): boo
       new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis, exportTimeoutMillis }),
     ],
   });
-  registerTracing([new BatchSpanProcessor(traceExporter), ...spanProcessors], resource);
+  registerTracing([new BatchSpanProcessor(traceExporter), ...spanProcessors], { resource });
   metrics.setGlobalMeterProvider(meterProvider);
   return true;
 }

@@ -6,10 +6,14 @@ import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import type { Resource } from "@opentelemetry/resources";
-import { BasicTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, type Sampler, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 
-export function registerTracing(spanProcessors: SpanProcessor[], resource?: Resource): void {
+/** `sampler`: which spans are recorded (the SDK's default records every one). */
+export function registerTracing(
+  spanProcessors: SpanProcessor[],
+  { resource, sampler }: { resource?: Resource; sampler?: Sampler } = {},
+): void {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ resource, spanProcessors }));
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ resource, spanProcessors, sampler }));
 }
