@@ -100,5 +100,5 @@ export async function startApp(options: {
 }
 
 /** A second instance of the app on the same database, named `peer`, on this worker's peer port. */
-export const startPeer = (databaseUrl: string, env: Record<string, string> = {}): Promise<RunningApp> =>
-  startApp({ databaseUrl, port: Number(process.env.PEER_APP_PORT ?? 3216), env: { APP_INSTANCE: "peer", ...env } });
+export const startPeer = (databaseUrl: string): Promise<RunningApp> =>
+  startApp({ databaseUrl, port: Number(process.env.PEER_APP_PORT ?? 3216), env: { APP_INSTANCE: "peer" } });
