@@ -19,7 +19,7 @@ import { instanceId } from "./instance";
 import type { Lane } from "./lane";
 import { liveLanes } from "./live-lanes";
 import { readLanes, readTimeline } from "./timeline";
-import { hearWatchers, othersWatch, watchingHere } from "./watchers";
+import { clientJoined, clientLeft, hearWatchers, othersWatch } from "./watchers";
 
 export interface StreamMessage {
   id: string;
@@ -174,7 +174,7 @@ function relayRunningLane(lane: Lane, version: number): void {
 
 /**
  * Tells the other instances this instance's running lanes while one of them watches: from the lab's start, and
- * at once, whole, when one starts watching (its clients would otherwise see them only at their next change).
+ * at once, whole, when one gets a client (which would otherwise see them only at their next change).
  */
 export const relayRunningLanesToWatchers = (): void =>
   hearWatchers(() => {
@@ -306,14 +306,14 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       let backlog: StreamMessage[] | null = [];
       const client: Client = (message) => (backlog ? backlog.push(message) : send(frame(message)));
       hub.clients.add(client);
-      watchingHere(hub.clients.size);
+      clientJoined();
       const heartbeat = setInterval(() => send(": still here\n\n"), heartbeatEveryMs);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
         hub.clients.delete(client);
-        watchingHere(hub.clients.size);
+        clientLeft(hub.clients.size);
         try {
           controller.close();
         } catch {
