@@ -76,3 +76,15 @@ it("a stream opened on one instance mid-switch gets the other's running lane at 
   expect(running.phases.map((phase: { name: string }) => phase.name)).not.toContain("unlink");
   expect((await answering).status).toBe(200);
 });
+
+it("a stream opened mid-switch on the instance that runs it shows that lane at once", async () => {
+  await app.configure({ provider: { latencyMs: 50 }, faults: { stall: { at: "acquired", ms: 4_000 } } });
+  onPeer = await appClient(peer.baseUrl).signedIn("ada");
+  const answering = onPeer.promote("ada", "github|8812");
+  await expect.poll(() => onPeer.leaseHeld("ada")).toBe(true);
+  const stream = await openEventStream(`${peer.baseUrl}/api/lab/stream`);
+  streams.push(stream);
+  const running = (await stream.waitFor(peersRunningLane, 3_000)).data;
+  expect(running.phases.map((phase: { name: string }) => phase.name)).not.toContain("unlink");
+  expect((await answering).status).toBe(200);
+});

@@ -269,6 +269,8 @@ async function snapshot(): Promise<StreamMessage[]> {
     { id, event: "pool", data: { instance: instanceId, ...poolStats() } },
     ...leases.rows.map((row) => ({ id, event: "lease", data: row.lease })),
     ...timeline.operations.map((lane) => ({ id, event: "operation", data: lane })),
+    // This instance's lanes still running: a lease's row is written only at its answer.
+    ...liveLanes().map(({ lane }) => ({ id, event: "operation", data: structuredClone(lane) })),
     { id, event: "audit", data: audit },
   ];
 }
