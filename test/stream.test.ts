@@ -1,6 +1,7 @@
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { startPeer, type RunningApp } from "./harness/app-server";
-import { openEventStream, type EventStreamReader } from "./harness/event-stream";
+import { openEventStream, type EventMessage, type EventStreamReader } from "./harness/event-stream";
 import { appClient } from "./harness/http-client";
 import { freshLabEachTest } from "./fresh-lab";
 
@@ -74,6 +75,41 @@ describe("GET /api/lab/stream", () => {
     expect(resumed.messages.filter((message) => message.event === "settings").at(-1)).toMatchObject({
       data: { provider: { latencyMs: 20 } },
     });
+  });
+
+  it("audits again once an answered lane's row is written, however late that write comes", async () => {
+    // The switch and the stream on one instance (in the production shape too): its own lanes reach its stream
+    // from memory, before their rows, which are what the audit reads.
+    const instanceUrl = inject("instanceUrl");
+    await app.configure({ strategy: "none", provider: { latencyMs: 400 } });
+    const stream = await open(`${instanceUrl}/api/lab/stream`);
+    await stream.waitFor((message) => message.event === "audit");
+    const holder = new pg.Client({ connectionString: inject("databaseUrl") });
+    await holder.connect();
+    try {
+      const switching = appClient(instanceUrl, session.ada.cookie).promote("ada", "github|8812");
+      // Without a lease, a lane's row is written as its request starts; holding it makes the answer's write wait.
+      await expect
+        .poll(async () => (await holder.query("SELECT 1 FROM operation_lanes WHERE user_id = 'ada'")).rowCount)
+        .toBe(1);
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM operation_lanes WHERE user_id = 'ada' FOR UPDATE");
+      const answered = await stream.waitFor(
+        (message) => message.event === "operation" && message.data.answeredAt !== null,
+        10_000,
+      );
+      const after = (message: EventMessage, than: EventMessage) =>
+        message.event === "audit" && stream.messages.indexOf(message) > stream.messages.indexOf(than);
+      // The audit after the answer read the row still unanswered: a request nothing bounds.
+      const unsettled = await stream.waitFor((message) => after(message, answered));
+      expect(unsettled.data).toMatchObject({ settled: false, settlingUntil: null });
+      await holder.query("COMMIT");
+      expect((await switching).status).toBe(200);
+      const settled = await stream.waitFor((message) => after(message, unsettled) && message.data.settled);
+      expect(settled.data).toMatchObject({ consistent: true, settled: true });
+    } finally {
+      await holder.end();
+    }
   });
 
   it("answers an unknown Last-Event-ID with a snapshot", async () => {

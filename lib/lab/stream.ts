@@ -223,8 +223,10 @@ async function onNotification(payload: string): Promise<void> {
     return;
   }
   if (message.kind === "operation") {
-    // This instance's own lanes were shown as they changed; others' are read only for clients to see.
-    if (message.instance === instanceId || hub.clients.size === 0) return;
+    if (hub.clients.size === 0) return;
+    // This instance's own lanes were shown as they changed, before their rows were written; but the audit reads
+    // the rows (whether a request was answered), so it runs again once they are. Others' are read to be shown.
+    if (message.instance === instanceId) return auditSoon();
     announced.add(message.operationId!);
     announcedDue ??= setTimeout(
       () => void readAnnounced().catch((error: unknown) => console.error("[stream] lanes not read:", error)),
