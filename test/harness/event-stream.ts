@@ -1,4 +1,6 @@
 /** A Server-Sent Events client for tests: reads `GET /api/lab/stream` as a browser's EventSource would. */
+import http from "node:http";
+
 export interface EventMessage {
   id: string | null;
   event: string;
@@ -15,50 +17,58 @@ export interface EventStreamReader {
   close(): void;
 }
 
+/**
+ * Over `node:http`, not `fetch`: closing must close the socket. An aborted `fetch` left it open on both ends, and
+ * an app with an open request waits a minute before it stops.
+ */
 export async function openEventStream(url: string, headers: Record<string, string> = {}): Promise<EventStreamReader> {
-  const aborter = new AbortController();
-  const response = await fetch(url, { headers, signal: aborter.signal });
-  if (!response.ok || !response.body) throw new Error(`${url} answered ${response.status}`);
-  if (!response.headers.get("content-type")?.startsWith("text/event-stream"))
-    throw new Error(`${url} is not an event stream: ${response.headers.get("content-type")}`);
+  const request = http.get(url, { headers, agent: false });
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
+    request.once("response", resolve).once("error", reject),
+  );
+  if (response.statusCode !== 200) {
+    request.destroy();
+    throw new Error(`${url} answered ${response.statusCode}`);
+  }
+  if (!response.headers["content-type"]?.startsWith("text/event-stream")) {
+    request.destroy();
+    throw new Error(`${url} is not an event stream: ${response.headers["content-type"]}`);
+  }
   const messages: EventMessage[] = [];
   const waiters = new Set<() => void>();
   let ended: Error | null = null;
+  const end = (error: Error) => {
+    ended ??= error;
+    for (const wake of waiters) wake();
+  };
 
-  void (async () => {
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const message: EventMessage = { id: null, event: "message", data: null };
-          const data: string[] = [];
-          for (const line of block.split("\n")) {
-            const colon = line.indexOf(":");
-            if (colon === 0) continue;
-            const [field, value] = [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")];
-            if (field === "id") message.id = value;
-            if (field === "event") message.event = value;
-            if (field === "data") data.push(value);
-          }
-          if (data.length === 0) continue;
-          message.data = JSON.parse(data.join("\n"));
-          messages.push(message);
-        }
-        for (const wake of waiters) wake();
+  let buffer = "";
+  response.setEncoding("utf8");
+  response.on("data", (chunk: string) => {
+    buffer += chunk;
+    let boundary: number;
+    while ((boundary = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + 2);
+      const message: EventMessage = { id: null, event: "message", data: null };
+      const data: string[] = [];
+      for (const line of block.split("\n")) {
+        const colon = line.indexOf(":");
+        if (colon === 0) continue;
+        const [field, value] = [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")];
+        if (field === "id") message.id = value;
+        if (field === "event") message.event = value;
+        if (field === "data") data.push(value);
       }
-      ended = new Error("the stream ended");
-    } catch (error) {
-      ended = error instanceof Error ? error : new Error(String(error));
+      if (data.length === 0) continue;
+      message.data = JSON.parse(data.join("\n"));
+      messages.push(message);
     }
     for (const wake of waiters) wake();
-  })();
+  });
+  response.on("end", () => end(new Error("the stream ended")));
+  response.on("error", end);
+  request.on("error", end);
 
   return {
     messages,
@@ -81,6 +91,6 @@ export async function openEventStream(url: string, headers: Record<string, strin
       });
     },
     lastEventId: () => messages.findLast((message) => message.id !== null)?.id ?? null,
-    close: () => aborter.abort(),
+    close: () => request.destroy(),
   };
 }
