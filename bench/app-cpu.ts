@@ -21,7 +21,7 @@ import type { BenchUser } from "./bench-users";
 import { monotonicMicros } from "./cpu-profile";
 import { freshLab } from "./http-load";
 import { processTreeCpu, type TreeCpu } from "./process-cpu";
-import { repeated, shuffled, type Repeated } from "./stats";
+import { distribution, repeated, shuffled, type Repeated } from "./stats";
 
 export const cpuServerNames = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"] as const;
 export type CpuServerName = (typeof cpuServerNames)[number];
@@ -157,6 +157,7 @@ async function switchers(servers: CpuServer[], users: BenchUser[]) {
     const answer = await client.promote(user.id, target, server.headers);
     if (answer.status === 200) primary[index] = answer.body.primaryIdentityId;
     count(`${server.name}|${loadName(load)}`, answer.status);
+    return answer.status;
   };
   const wave = (server: CpuServer, load: CpuLoad) =>
     Promise.all(
@@ -164,7 +165,7 @@ async function switchers(servers: CpuServer[], users: BenchUser[]) {
         for (let step = 0; step < load.switchesEach; step++) await switchOnce(server, load, index);
       }),
     );
-  return { wave, statuses };
+  return { wave, switchOnce, statuses };
 }
 
 /** Every server's first switches compile, connect and get optimised: `waves` waves of `users` at once, in turn. */
@@ -297,6 +298,66 @@ export async function appCpu(
         statuses: statuses.get(`${server.name}|${loadName(load)}`) ?? {},
         window,
       });
+  }
+  return results;
+}
+
+/** A server's lone switch: one user switching again and again, each switch timed. */
+export interface LoneSwitchResult {
+  name: string;
+  latencyMs: number;
+  /** Per repetition. */
+  p50: Repeated;
+  /** The p50 less the two provider calls' 2L. */
+  outsideProviderP50: Repeated;
+}
+
+/**
+ * The lone-switch step's measure (http-load.ts's `singleSwitch`, at its L) for each server that calls the provider
+ * (all but next-min): `warmup` switches, then `repetitions` × `samples` timed, each server's in a row as the app's
+ * are there, the servers in a seeded order. The least switch in Next.js (next-bare) and the floor's (bare) beside
+ * the app's, in one run: what of a lone switch's time outside the provider is no code of ours.
+ */
+export async function loneSwitches(
+  servers: CpuServer[],
+  db: Kysely<Database>,
+  lab: AppClient,
+  options: { latencyMs: number; samples: number; repetitions: number; warmup: number; poolSize: number },
+  random: () => number,
+  progress: (note: string) => void,
+): Promise<LoneSwitchResult[]> {
+  const users = await freshLab(lab, db, 1, {
+    strategy: "lease",
+    poolSize: options.poolSize,
+    latencyMs: options.latencyMs,
+  });
+  const { switchOnce } = await switchers(servers, users);
+  const load: CpuLoad = { users: 1, switchesEach: 1, readsPageFirst: false, waves: 1 };
+  const timedSwitch = async (server: CpuServer) => {
+    const started = performance.now();
+    const status = await switchOnce(server, load, 0);
+    if (status !== 200) throw new Error(`a lone switch on ${server.name} answered ${status}`);
+    return performance.now() - started;
+  };
+  const results: LoneSwitchResult[] = [];
+  for (const server of shuffled(
+    servers.filter((each) => each.name !== "next-min"),
+    random,
+  )) {
+    progress(`one switch: ${server.name}`);
+    for (let i = 0; i < options.warmup; i++) await timedSwitch(server);
+    const p50s: number[] = [];
+    for (let repetition = 0; repetition < options.repetitions; repetition++) {
+      const times: number[] = [];
+      for (let i = 0; i < options.samples; i++) times.push(await timedSwitch(server));
+      p50s.push(distribution(times).p50);
+    }
+    results.push({
+      name: server.name,
+      latencyMs: options.latencyMs,
+      p50: repeated(p50s),
+      outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
+    });
   }
   return results;
 }

@@ -1,21 +1,22 @@
 /**
  * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers (or of those
- * named), each alone in turn (app-cpu.ts), the lab's client being the already running app's (the lab on). The
- * servers it starts are pushed on `started`, for the caller to stop.
+ * named), each alone in turn (app-cpu.ts), then a lone switch on each, timed as the lone-switch step times the
+ * app's; the lab's client being the already running app's (the lab on). The servers it starts are pushed on
+ * `started`, for the caller to stop.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServer, cpuServerNames, type CpuServerName } from "./app-cpu";
+import { appCpu, cpuServer, cpuServerNames, loneSwitches, type CpuServerName } from "./app-cpu";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 interface CpuStepOptions {
-  plan: Pick<Plan, "appCpu" | "warmUp">;
+  plan: Pick<Plan, "appCpu" | "warmUp" | "single">;
   random: () => number;
   progress: (note: string) => void;
   /** The servers measured, all of them unless said (`npm run bench:cpu` with BENCH_CPU_SERVERS). */
@@ -59,7 +60,9 @@ export async function cpuStep(
   const lab = appClient(app.baseUrl);
   const measured = await appCpu(servers, db, lab, cpuOptions, progress);
   // Every server really switched: the app's rows and the provider's accounts still agree.
-  return { appCpu: measured, appCpuConsistent: (await lab.audit()).consistent as boolean };
+  const appCpuConsistent = (await lab.audit()).consistent as boolean;
+  const lone = await loneSwitches(servers, db, lab, { ...plan.single, poolSize: 16 }, random, progress);
+  return { appCpu: measured, appCpuConsistent, loneSwitches: lone };
 }
 
 /**

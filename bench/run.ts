@@ -12,7 +12,8 @@
  *    on two behind HAProxy; K = 64 users at once on the two behind HAProxy too.
  * 4. CPU per switch (app-cpu.ts): the app with the lab on and off, the product's switch outside Next.js,
  *    a minimal Next.js route (`next-min`) and the machine's floor (`bare`), at K = 64 and K = 1, and a page
- *    read plus a switch; each server's own processes read from /proc, net of their rate at rest.
+ *    read plus a switch; each server's own processes read from /proc, net of their rate at rest. Then a lone
+ *    switch on each, as in 2.
  *    `npm run bench:profile` says where it goes.
  *
  * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),

@@ -1,5 +1,5 @@
 /** What one run of `npm run bench` measured, as the targets, the tables and the charts read it. */
-import type { AppCpuResult, CpuServerName } from "../app-cpu";
+import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
 import type { ContentionResult, MicroResult } from "../lease-micro";
@@ -19,6 +19,8 @@ export interface Results {
   appCpu: AppCpuResult[];
   /** Whether the app's rows and the provider's accounts agreed after the CPU step's switches. */
   appCpuConsistent: boolean;
+  /** The CPU step's servers' lone switches, at the lone-switch step's L. */
+  loneSwitches: LoneSwitchResult[];
 }
 
 /** A server's CPU per switch under a load: K users at once (`many`), one user (`one`), or a page read first. */

@@ -94,7 +94,7 @@ function clicksTable(results: Results): void {
   );
 }
 
-export function cpuTables(results: Pick<Results, "appCpu">): void {
+export function cpuTables(results: Pick<Results, "appCpu" | "loneSwitches">): void {
   console.log(`CPU per switch, net of the server's rate at rest (ms, median [min–max] of waves):`);
   console.table(
     results.appCpu.map((server) => ({
@@ -118,6 +118,15 @@ export function cpuTables(results: Pick<Results, "appCpu">): void {
     "the machine's floor (bare)": ms(many("bare")),
     "our switch over the floor (outside Next.js − bare)": ms(many("outside Next.js") - many("bare")),
   });
+  console.log("A lone switch on each, lease (ms, median [min–max] of repetitions' p50s):");
+  console.table(
+    results.loneSwitches.map((server) => ({
+      server: server.name,
+      L: server.latencyMs,
+      p50: spread(server.p50),
+      "outside the provider": spread(server.outsideProviderP50),
+    })),
+  );
 }
 
 export function printTables(results: Results, targets: Target[]): void {
