@@ -55,6 +55,8 @@ export async function simulatedCall(
   const played = await play(dropped ? "dropped" : outcome, plan.waitMs, retryAfterSeconds, request.signal, apply);
   await logCall(db, request, played.logged, timing.durationMs(sentAt, plan));
   if (outcome === "ok" && !dropped) timing.workDone(name, plan);
+  // Made before the wait, so that only its way out comes after the moment.
+  const response = toResponse(played.answer);
   await delayUntil(plan.answerAt);
-  return toResponse(played.answer);
+  return response;
 }
