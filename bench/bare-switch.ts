@@ -10,21 +10,20 @@ import type pg from "pg";
 import { splitIdentityId } from "../db/schema";
 import { requestJson } from "../lib/provider/http-json";
 import { sentAtStamp } from "../lib/provider-sim/call-timing";
-import { acquireWithIntentOn, markUnlinkedOn, releaseOn, saveAndReleaseOn, type Holder } from "./bare-statements";
+import { acquireWithIntentOn, markUnlinkedOn, releaseOn, saveAndReleaseOn } from "./bare-statements";
 
 /** An answer's status and JSON body. */
 export type BareAnswer = [number, unknown];
 
 /**
- * The switch on `pool` and the provider at `providerUrl`: 200 with the new primary, 409 while another holds the
- * lease (or the identity is not the user's).
+ * The switch's two provider calls from `from` (the primary) to `to`: unlink `to` from it, then link the old
+ * primary under `to`, each sent with `headers` and the app's sent-at stamp; a call answered other than 2xx throws.
  */
-export function bareSwitch(pool: pg.Pool, providerUrl: string) {
-  async function providerCall(method: string, path: string, holder: Holder, operationId: string, body?: unknown) {
-    const headers = { "X-Operation-Id": operationId, "X-Fencing-Token": holder.fence, ...sentAtStamp() };
+export function switchCalls(providerUrl: string) {
+  async function providerCall(method: string, path: string, headers: Record<string, string>, body?: unknown) {
     const answer = await requestJson(`${providerUrl}${path}`, {
       method,
-      headers,
+      headers: { ...headers, ...sentAtStamp() },
       body,
       signal: AbortSignal.timeout(10_000),
     });
@@ -32,30 +31,37 @@ export function bareSwitch(pool: pg.Pool, providerUrl: string) {
       throw new Error(`the provider answered ${answer.status} to ${path}`);
   }
 
+  return {
+    unlink(from: string, to: string, headers: Record<string, string>) {
+      const target = splitIdentityId(to);
+      const path = `/api/v2/users/${encodeURIComponent(from)}/identities/${target.provider}/${encodeURIComponent(target.providerUserId)}`;
+      return providerCall("DELETE", path, headers);
+    },
+    link(from: string, to: string, headers: Record<string, string>) {
+      const old = splitIdentityId(from);
+      const body = { provider: old.provider, user_id: old.providerUserId };
+      return providerCall("POST", `/api/v2/users/${encodeURIComponent(to)}/identities`, headers, body);
+    },
+  };
+}
+
+/**
+ * The switch on `pool` and the provider at `providerUrl`: 200 with the new primary, 409 while another holds the
+ * lease (or the identity is not the user's).
+ */
+export function bareSwitch(pool: pg.Pool, providerUrl: string) {
+  const calls = switchCalls(providerUrl);
+
   return async function promote(userId: string, identityId: string): Promise<BareAnswer> {
     const operationId = randomUUID();
     const holder = await acquireWithIntentOn(pool, userId, identityId, operationId);
     if (!holder) return [409, { title: "Another operation is already in progress, or no such identity" }];
     const from = holder.primary_identity_id;
+    const headers = { "X-Operation-Id": operationId, "X-Fencing-Token": holder.fence };
     try {
-      const target = splitIdentityId(identityId);
-      const base = `/api/v2/users/${encodeURIComponent(from)}/identities`;
-      await providerCall(
-        "DELETE",
-        `${base}/${target.provider}/${encodeURIComponent(target.providerUserId)}`,
-        holder,
-        operationId,
-      );
+      await calls.unlink(from, identityId, headers);
       await markUnlinkedOn(pool, userId, holder);
-      const old = splitIdentityId(from);
-      const body = { provider: old.provider, user_id: old.providerUserId };
-      await providerCall(
-        "POST",
-        `/api/v2/users/${encodeURIComponent(identityId)}/identities`,
-        holder,
-        operationId,
-        body,
-      );
+      await calls.link(from, identityId, headers);
       if (!(await saveAndReleaseOn(pool, userId, holder, identityId)))
         return [409, { title: "The lease was lost before the save" }];
       return [200, { primaryIdentityId: identityId, changed: true, operationId }];

@@ -21,6 +21,7 @@ const quickPlan = {
   micro: { iterations: 200, warmup: 50, repetitions: 3 },
   contention: { acquirers: [10, 50], samples: 200, repetitions: 3 },
   single: { strategies: ["lease", "none"] as Strategy[], latencyMs: 50, samples: 10, repetitions: 3, warmup: 3 },
+  providerAlone: { repetitions: 2 },
   scaling: { strategies: ["lease", "none", "transaction"] as Strategy[], userCounts: [1, 4, 16], poolSizes: [4] },
   bystander: { userCounts: { lease: [16], transaction: [16] }, reads: 200, readEveryMs: 20 },
   twoInstances: { users: 4, repetitions: 2 },
@@ -34,6 +35,7 @@ const fullPlan: typeof quickPlan = {
   micro: { iterations: 1_000, warmup: 200, repetitions: 3 },
   contention: { acquirers: [10, 50, 90], samples: 1_000, repetitions: 3 },
   single: { strategies: [...strategies], latencyMs: 50, samples: 15, repetitions: 3, warmup: 5 },
+  providerAlone: { repetitions: 5 },
   scaling: {
     // `none` is the lease's reference: what the same switch costs with no lock at all.
     strategies: ["lease", "none", "transaction", "advisory"],

@@ -6,8 +6,9 @@
  * 1. The lease library straight on PostgreSQL: acquire + release against two bare UPDATEs and the same
  *    statements as raw SQL; N acquirers at once on one row (lease-micro.ts).
  * 2. Over HTTP against `next start` (http-load.ts), provider latency L fixed, no jitter: one switch alone
- *    per strategy; K users switching at once for each pool size P; a bystander's reads while K users
- *    switch; two app instances on one database, each user clicking on both.
+ *    per strategy; the provider alone, K clients making a switch's two calls at once (provider-alone.ts); K
+ *    users switching at once for each pool size P; a bystander's reads while K users switch; two app
+ *    instances on one database, each user clicking on both.
  * 3. Clicks (clicks.ts): 3 users clicking together and 30 clicks at once from one user, on one instance and
  *    on two behind HAProxy; K = 64 users at once on the two behind HAProxy too.
  * 4. CPU per switch (app-cpu.ts): the app with the lab on and off, the product's switch outside Next.js,
@@ -33,12 +34,14 @@ import { benchSystemParts, ensureSystemParts } from "../scripts/parts/system-par
 import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
+import { providerFor } from "../test/harness/provider";
 import { cpuServer, warmUp } from "./app-cpu";
 import { clickWaves, type ClickKind, type ClicksResult } from "./clicks";
 import type { RunningServer } from "./cpu-servers";
 import { cpuStep } from "./cpu-step";
 import {
   bystanderReads,
+  freshLab,
   predictedWaveTurns,
   scalingWaves,
   singleSwitch,
@@ -47,6 +50,7 @@ import {
 } from "./http-load";
 import { contentionBench, leaseMicrobench } from "./lease-micro";
 import { appEnv, bystanderPoolSize, planFor, scalingLatencyMs } from "./plan";
+import { providerAlone } from "./provider-alone";
 import { writeCharts } from "./report/result-charts";
 import { roundTripInventory } from "./report/round-trips";
 import { runContext } from "./report/run-context";
@@ -87,12 +91,29 @@ const warmedUp = (apps: RunningApp[], labApp: RunningApp, db: Kysely<Database>) 
     progress,
   );
 
-/** 2. One instance over HTTP: a lone switch, K at once, the bystander; then two instances on one database. */
-async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: Kysely<Database>) {
+/** The provider alone at the lone switch's L (K = 1) and at the waves' (every K they measure). */
+async function providerAloneStep(app: RunningApp, providerUrl: string, db: Kysely<Database>) {
+  const at = async (latencyMs: number, userCounts: number[]) => {
+    const users = await freshLab(appClient(app.baseUrl), db, Math.max(...userCounts), {
+      strategy: "none",
+      poolSize: 4,
+      latencyMs,
+    });
+    return providerAlone(providerUrl, users, { ...plan.providerAlone, latencyMs, userCounts }, progress);
+  };
+  return [...(await at(plan.single.latencyMs, [1])), ...(await at(scalingLatencyMs, plan.scaling.userCounts))];
+}
+
+/**
+ * 2. One instance over HTTP: a lone switch, the provider alone, K at once, the bystander; then two instances on
+ * one database.
+ */
+async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: Kysely<Database>, providerUrl: string) {
   const [baseUrl, appPid] = [app.baseUrl, app.process.pid];
   const single = [];
   for (const strategy of shuffled(plan.single.strategies, random))
     single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy, appPid }, progress));
+  const alone = await providerAloneStep(app, providerUrl, db);
   const scaling: WaveResult[] = [];
   for (const strategy of shuffled(plan.scaling.strategies, random)) {
     // A wave of ⌈K/P⌉ > 4 pool turns is itself a long serial run (up to 32 × 2L): once is enough.
@@ -122,7 +143,7 @@ async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: 
   const options = { ...plan.twoInstances, latencyMs: scalingLatencyMs };
   const pair = await twoInstances([baseUrl, other.baseUrl], db, options, progress);
   await other.stop();
-  return { single, scaling, bystander, twoInstances: pair };
+  return { single, providerAlone: alone, scaling, bystander, twoInstances: pair };
 }
 
 /** 3. Clicks on one instance, then clicks and K = 64 on two behind HAProxy (the other apps idle meanwhile). */
@@ -170,7 +191,7 @@ try {
   started.push(app);
   await warmedUp([app], app, db);
   const second = () => startApp({ databaseUrl, port: port("BENCH_SECOND_APP_PORT", 3219), env: appEnv });
-  const http = await httpStep(app, second, db);
+  const http = await httpStep(app, second, db, await providerFor(databaseUrl));
   const { clicks, balanced } = await clicksStep(app, databaseUrl, db);
   const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress });
   const results = {

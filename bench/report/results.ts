@@ -3,6 +3,7 @@ import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
 import type { ContentionResult, MicroResult } from "../lease-micro";
+import type { ProviderAloneResult } from "../provider-alone";
 import { repeated, type Repeated } from "../stats";
 
 export interface Results {
@@ -10,6 +11,8 @@ export interface Results {
   micro: MicroResult;
   contention: ContentionResult[];
   single: SingleSwitchResult[];
+  /** The provider alone: K clients making a switch's two calls at once, at the lone switch's L and the waves'. */
+  providerAlone: ProviderAloneResult[];
   scaling: WaveResult[];
   bystander: BystanderResult[];
   twoInstances: TwoInstancesResult;
