@@ -206,7 +206,9 @@ test("tabs share one browser context (one cookie jar); contexts do not", async (
 test("a failed expectation says which actor got what, in what order they were let go, and where the trace is", async ({
   race,
 }) => {
-  checkout = await startCheckout();
+  // Both must win: a charge's pause longer than the browser's spread in sending two released requests (a
+  // loaded machine's clean clone sent them 494 ms apart, past the default 150 ms pause, and one was refused).
+  checkout = await startCheckout({ pauseMs: 2_000 });
   const result = await race({ actors: 2, open: openAt(""), act: pay, hold: "**/pay*", release: "reversed" });
 
   expect(() => expectOneWinner(result, { winner: [200], losers: [409] })).toThrow(
