@@ -19,9 +19,9 @@ import type { Database } from "../db/schema";
 import { appClient, type AppClient } from "../test/harness/http-client";
 import type { BenchUser } from "./bench-users";
 import { monotonicMicros } from "./cpu-profile";
-import { freshLab } from "./http-load";
+import { freshLab, loneSwitchRuns } from "./http-load";
 import { processTreeCpu, type TreeCpu } from "./process-cpu";
-import { distribution, repeated, shuffled, type Repeated } from "./stats";
+import { repeated, shuffled, type Repeated } from "./stats";
 
 export const cpuServerNames = ["lab on", "lab off", "outside Next.js", "next-min", "next-bare", "bare"] as const;
 export type CpuServerName = (typeof cpuServerNames)[number];
@@ -313,7 +313,7 @@ export interface LoneSwitchResult {
 }
 
 /**
- * The lone-switch step's measure (http-load.ts's `singleSwitch`, at its L) for each server that calls the provider
+ * The lone-switch step's measure (http-load.ts's `loneSwitchRuns`, at its L) for each server that calls the provider
  * (all but next-min): `warmup` switches, then `repetitions` × `samples` timed, each server's in a row as the app's
  * are there, the servers in a seeded order. The least switch in Next.js (next-bare) and the floor's (bare) beside
  * the app's, in one run: what of a lone switch's time outside the provider is no code of ours.
@@ -346,18 +346,8 @@ export async function loneSwitches(
   )) {
     progress(`one switch: ${server.name}`);
     for (let i = 0; i < options.warmup; i++) await timedSwitch(server);
-    const p50s: number[] = [];
-    for (let repetition = 0; repetition < options.repetitions; repetition++) {
-      const times: number[] = [];
-      for (let i = 0; i < options.samples; i++) times.push(await timedSwitch(server));
-      p50s.push(distribution(times).p50);
-    }
-    results.push({
-      name: server.name,
-      latencyMs: options.latencyMs,
-      p50: repeated(p50s),
-      outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
-    });
+    const { p50, outsideProviderP50 } = await loneSwitchRuns(() => timedSwitch(server), options);
+    results.push({ name: server.name, latencyMs: options.latencyMs, p50, outsideProviderP50 });
   }
   return results;
 }

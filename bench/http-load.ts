@@ -80,6 +80,30 @@ export interface SingleSwitchResult<S extends LabStrategy = Strategy> {
   appCpuMsPerSwitch: number | null;
 }
 
+/**
+ * A lone switch's times: `repetitions` runs of `samples` switches one after the other (`timedSwitch` answers each
+ * one's ms), and each run's p50 with and without the two provider calls' 2L. `beforeRun` is told each run's index.
+ */
+export async function loneSwitchRuns(
+  timedSwitch: () => Promise<number>,
+  options: { latencyMs: number; samples: number; repetitions: number },
+  beforeRun: (repetition: number) => void = () => {},
+) {
+  const runs: number[][] = [];
+  for (let repetition = 0; repetition < options.repetitions; repetition++) {
+    beforeRun(repetition);
+    const times: number[] = [];
+    for (let i = 0; i < options.samples; i++) times.push(await timedSwitch());
+    runs.push(times);
+  }
+  const p50s = runs.map((run) => distribution(run).p50);
+  return {
+    runs,
+    p50: repeated(p50s),
+    outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
+  };
+}
+
 /** One switch at a time, for one user: no contention, so what is left over 2L is the route's own cost. */
 export async function singleSwitch<S extends LabStrategy>(
   baseUrl: string,
@@ -98,27 +122,23 @@ export async function singleSwitch<S extends LabStrategy>(
   const users = await freshLab(lab, db, 1, { strategy: options.strategy, poolSize: 4, latencyMs: options.latencyMs });
   const { switchOnce } = await switchers(baseUrl, users);
   for (let i = 0; i < options.warmup; i++) await switchOnce(0);
-  const runs: number[][] = [];
+  const timedSwitch = async () => {
+    const { status, ms } = await switchOnce(0);
+    if (status !== 200) throw new Error(`a lone switch under ${options.strategy} answered ${status}`);
+    return ms;
+  };
   const cpuBefore = processCpuMs(options.appPid);
-  for (let repetition = 0; repetition < options.repetitions; repetition++) {
-    progress(`one switch, ${options.strategy}: repetition ${repetition + 1}/${options.repetitions}`);
-    const times: number[] = [];
-    for (let i = 0; i < options.samples; i++) {
-      const { status, ms } = await switchOnce(0);
-      if (status !== 200) throw new Error(`a lone switch under ${options.strategy} answered ${status}`);
-      times.push(ms);
-    }
-    runs.push(times);
-  }
+  const { runs, p50, outsideProviderP50 } = await loneSwitchRuns(timedSwitch, options, (repetition) =>
+    progress(`one switch, ${options.strategy}: repetition ${repetition + 1}/${options.repetitions}`),
+  );
   const cpuAfter = processCpuMs(options.appPid);
-  const p50s = runs.map((run) => distribution(run).p50);
   return {
     strategy: options.strategy,
     latencyMs: options.latencyMs,
-    p50: repeated(p50s),
+    p50,
     pooled: distribution(runs.flat()),
     shape: quantiles(runs.flat()),
-    outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
+    outsideProviderP50,
     appCpuMsPerSwitch: cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / runs.flat().length,
   };
 }
