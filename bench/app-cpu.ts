@@ -135,7 +135,7 @@ async function restingRates(servers: CpuServer[], options: Options, progress: (n
  * from the answer (next-min changes nothing and says so). One record of primaries for all servers, since all
  * of them change the same rows.
  */
-async function switchers(servers: CpuServer[], users: BenchUser[]) {
+export async function serverSwitchers(servers: CpuServer[], users: BenchUser[]) {
   const primary = users.map((user) => user.identities[0]);
   const clientsOf = new Map<CpuServer, AppClient[]>();
   for (const server of servers) {
@@ -199,7 +199,7 @@ export async function warmUp(
     poolSize: options.poolSize,
     latencyMs: options.latencyMs,
   });
-  const { wave } = await switchers(servers, users);
+  const { wave } = await serverSwitchers(servers, users);
   await warmUpWaves(servers, wave, options.users, options.waves, progress);
 }
 
@@ -250,7 +250,7 @@ export async function appCpu(
     poolSize: options.poolSize,
     latencyMs: options.latencyMs,
   });
-  const { wave, statuses } = await switchers(servers, users);
+  const { wave, statuses } = await serverSwitchers(servers, users);
   await warmUpWaves(servers, wave, most, options.warmupWaves, progress);
   const rates = await restingRates(servers, options, progress);
   statuses.clear();
@@ -331,7 +331,7 @@ export async function loneSwitches(
     poolSize: options.poolSize,
     latencyMs: options.latencyMs,
   });
-  const { switchOnce } = await switchers(servers, users);
+  const { switchOnce } = await serverSwitchers(servers, users);
   const load: CpuLoad = { users: 1, switchesEach: 1, readsPageFirst: false, waves: 1 };
   const timedSwitch = async (server: CpuServer) => {
     const started = performance.now();

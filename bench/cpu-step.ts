@@ -1,8 +1,8 @@
 /**
  * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers (or of those
  * named), each alone in turn (app-cpu.ts), then a lone switch on each, timed as the lone-switch step times the
- * app's; the lab's client being the already running app's (the lab on). The servers it starts are pushed on
- * `started`, for the caller to stop.
+ * app's, then (where asked) K at once on the app and the floors (floor-waves.ts); the lab's client being the
+ * already running app's (the lab on). The servers it starts are pushed on `started`, for the caller to stop.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
@@ -10,9 +10,11 @@ import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer, cpuServerNames, loneSwitches, type CpuServerName } from "./app-cpu";
+import { floorWaves } from "./floor-waves";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
 
+const floorServerNames: readonly string[] = ["lab on", "next-bare", "bare"] satisfies CpuServerName[];
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 interface CpuStepOptions {
@@ -21,6 +23,8 @@ interface CpuStepOptions {
   progress: (note: string) => void;
   /** The servers measured, all of them unless said (`npm run bench:cpu` with BENCH_CPU_SERVERS). */
   only?: readonly CpuServerName[];
+  /** K at once on the app (the lab on), next-bare and bare, those of them measured: step 2's K, in rounds. */
+  floorWaves?: { userCounts: number[]; rounds: number };
 }
 
 export async function cpuStep(
@@ -28,7 +32,7 @@ export async function cpuStep(
   databaseUrl: string,
   db: Kysely<Database>,
   started: RunningServer[],
-  { plan, random, progress, only = cpuServerNames }: CpuStepOptions,
+  { plan, random, progress, only = cpuServerNames, floorWaves: floorPlan }: CpuStepOptions,
 ) {
   progress(`starting ${only.filter((name) => name !== "lab on").join(", ")}`);
   const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
@@ -62,7 +66,11 @@ export async function cpuStep(
   // Every server really switched: the app's rows and the provider's accounts still agree.
   const appCpuConsistent = (await lab.audit()).consistent as boolean;
   const lone = await loneSwitches(servers, db, lab, { ...plan.single, poolSize: 16 }, random, progress);
-  return { appCpu: measured, appCpuConsistent, loneSwitches: lone };
+  const floors = servers.filter((each) => floorServerNames.includes(each.name));
+  const floorWaveResults = floorPlan
+    ? await floorWaves(floors, db, lab, { ...floorPlan, latencyMs: scalingLatencyMs, poolSize: 16, random }, progress)
+    : [];
+  return { appCpu: measured, appCpuConsistent, loneSwitches: lone, floorWaves: floorWaveResults };
 }
 
 /**

@@ -29,6 +29,7 @@ const quickPlan = {
   balanced: { strategies: ["lease", "none"] as Strategy[], userCounts: [16], poolSizes: [4] },
   warmUp: { users: 16, waves: 3 },
   appCpu: { loads: cpuLoads(16, 3, { many: 3, one: 2 }), restMs: 3_000 },
+  floorWaves: { rounds: 2 },
 };
 
 const fullPlan: typeof quickPlan = {
@@ -55,6 +56,8 @@ const fullPlan: typeof quickPlan = {
   warmUp: { users: 64, waves: serverWarmupWaves },
   // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
   appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000 },
+  // The app and the floors at each K of the scaling step, in turn (floor-waves.ts): 5 rounds, 4 s at K = 64.
+  floorWaves: { rounds: 5 },
 };
 
 export const planFor = (quick: boolean) => (quick ? quickPlan : fullPlan);

@@ -14,7 +14,8 @@
  * 4. CPU per switch (app-cpu.ts): the app with the lab on and off, the product's switch outside Next.js,
  *    a minimal Next.js route (`next-min`) and the machine's floor (`bare`), at K = 64 and K = 1, and a page
  *    read plus a switch; each server's own processes read from /proc, net of their rate at rest. Then a lone
- *    switch on each, as in 2.
+ *    switch on each, as in 2. Then K at once, as in 2, on the app and on the floors beside it (next-bare, bare),
+ *    taking turns wave by wave (floor-waves.ts): what of a wave's wall time is no code of ours.
  *    `npm run bench:profile` says where it goes.
  *
  * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),
@@ -193,7 +194,8 @@ try {
   const second = () => startApp({ databaseUrl, port: port("BENCH_SECOND_APP_PORT", 3219), env: appEnv });
   const http = await httpStep(app, second, db, await providerFor(databaseUrl));
   const { clicks, balanced } = await clicksStep(app, databaseUrl, db);
-  const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress });
+  const floorWaves = { userCounts: plan.scaling.userCounts, rounds: plan.floorWaves.rounds };
+  const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress, floorWaves });
   const results = {
     date: new Date().toISOString(),
     mode: quick ? "quick" : "full",

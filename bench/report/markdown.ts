@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { cpuServerNames, type CpuServerName } from "../app-cpu";
-import { cpuOf, ms, spread, type Results } from "./results";
+import { cpuOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
 import type { Target } from "./targets";
 
 interface Run extends Results {
@@ -19,6 +19,7 @@ interface Run extends Results {
     cpuProbeMs?: { before: number; after: number };
   };
   versions: { node: string; postgres: string; commit: string; next: string };
+  settings: { scalingLatencyMs: number };
   targets: Target[];
 }
 
@@ -82,9 +83,39 @@ function wholeTable(run: Run): string {
   );
 }
 
+/** K at once on the app and the floors, taking turns: each in units of 2L, and the app paired with next-bare. */
+function floorWavesTable(run: Run): string {
+  const userCounts = [...new Set((run.floorWaves ?? []).map((each) => each.users))];
+  const twoL = 2 * run.settings.scalingLatencyMs;
+  const in2L = (name: CpuServerName, users: number) => {
+    const result = floorWaveOf(run, name, users);
+    return result
+      ? `${(result.wallMs.median / twoL).toFixed(2)} [${(result.wallMs.min / twoL).toFixed(2)}–${(result.wallMs.max / twoL).toFixed(2)}]`
+      : "—";
+  };
+  return table(
+    ["K", "app (lab on, lease), × 2L", "next-bare, × 2L", "bare, × 2L", "app ÷ next-bare, paired"],
+    userCounts.map((users) => {
+      const [app, part] = [floorWaveOf(run, "lab on", users), floorWaveOf(run, "next-bare", users)];
+      return [
+        users,
+        in2L("lab on", users),
+        in2L("next-bare", users),
+        in2L("bare", users),
+        app && part ? spread(pairedRatio(app, part)) : "—",
+      ];
+    }),
+  );
+}
+
 const file = process.argv[2] ?? path.join(import.meta.dirname, "..", "results", "latest.json");
 const run = JSON.parse(readFileSync(file, "utf8")) as Run;
 const holding = run.targets.filter((each) => each.holds).length;
+const explained = run.targets.filter((each) => each.explainedBy).length;
+const explainedText =
+  explained > 0 ? `; ${explained} of the misses are explained by a part not ours (targets.ts's \`explainedMiss\`)` : "";
+const verdict = (each: Target) =>
+  each.holds ? "yes" : each.explainedBy ? `no, explained: ${each.explainedBy}` : "**no**";
 console.log(
   [
     runLine(run),
@@ -99,11 +130,19 @@ console.log(
     "",
     wholeTable(run),
     "",
-    `${holding} of ${run.targets.length} targets hold:`,
+    ...(run.floorWaves?.length
+      ? [
+          "K at once on the app and the floors, taking turns (median [min–max] of rounds):",
+          "",
+          floorWavesTable(run),
+          "",
+        ]
+      : []),
+    `${holding} of ${run.targets.length} targets hold${explainedText}:`,
     "",
     table(
       ["step", "target", "measured", "holds"],
-      run.targets.map((each) => [each.step, each.target, each.measured, each.holds ? "yes" : "**no**"]),
+      run.targets.map((each) => [each.step, each.target, each.measured, verdict(each)]),
     ),
   ].join("\n"),
 );

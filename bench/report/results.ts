@@ -2,6 +2,7 @@
 import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
+import type { FloorWaveResult } from "../floor-waves";
 import type { ContentionResult, MicroResult } from "../lease-micro";
 import type { ProviderAloneResult } from "../provider-alone";
 import { repeated, type Repeated } from "../stats";
@@ -24,6 +25,8 @@ export interface Results {
   appCpuConsistent: boolean;
   /** The CPU step's servers' lone switches, at the lone-switch step's L. */
   loneSwitches: LoneSwitchResult[];
+  /** K at once on the app and the floors, taking turns (absent from runs before them). */
+  floorWaves?: FloorWaveResult[];
 }
 
 /** A server's CPU per switch under a load: K users at once (`many`), one user (`one`), or a page read first. */
@@ -36,6 +39,14 @@ export function cpuOf(
   const most = Math.max(...loads.map((each) => each.users));
   return loads.find((each) => (load === "many" ? each.users === most && most > 1 : each.users === 1));
 }
+
+/** A server's waves of K at once in the floor waves (floor-waves.ts). */
+export const floorWaveOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">, name: CpuServerName, users: number) =>
+  floorWaves.find((each) => each.name === name && each.users === users);
+
+/** One server's wave times as a ratio to another's, round by round: they took turns, so a round shares its moment. */
+export const pairedRatio = (of: FloorWaveResult, to: FloorWaveResult): Repeated =>
+  repeated(of.wallMs.runs.map((wall, round) => wall / to.wallMs.runs[round]!));
 
 export const clicksOf = (results: Results, kind: ClickKind, instances: 1 | 2) =>
   results.clicks.find((each) => each.kind === kind && each.instances === instances);

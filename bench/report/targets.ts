@@ -4,19 +4,21 @@
  */
 import type { ClickKind } from "../clicks";
 import type { Strategy, WaveResult } from "../http-load";
-import type { Repeated } from "../stats";
 import {
   answersText,
   atMost,
   clicksOf,
   cpuOf,
   figureAgainst,
+  floorWaveOf,
   idleReadP99,
   ms,
+  pairedRatio,
   spread,
   spreadAgainst,
   type Results,
 } from "./results";
+import type { Repeated } from "../stats";
 
 export interface Target {
   /** The bench's step it belongs to. */
@@ -24,9 +26,25 @@ export interface Target {
   target: string;
   measured: string;
   holds: boolean;
+  /**
+   * Of a target that does not hold: why its miss is explained by a part that is not ours, measured in the same
+   * run (`explainedMiss`); absent where it is not, or where no such part is measured.
+   */
+  explainedBy?: string;
 }
 
-type Add = (target: string, measured: string, holds: boolean) => void;
+type Add = (target: string, measured: string, holds: boolean, explainedBy?: string) => void;
+
+/**
+ * Issue 28's "each one that does not [hold] is explained by a measured part that is not ours (and is then a ratio
+ * to that part in the same run)". The part: the least switch with the same guarantees in a Next.js route handler
+ * (next-bare), the product being a route handler. A miss is explained where that part misses the target by itself,
+ * and the app, measured beside it in the same run, is within the target's own limit with the part in place of the
+ * target's reference (2L, or next-min): `partMisses` and `appWithin` say both, `text` what they are.
+ */
+function explainedMiss(holds: boolean, partMisses: boolean, appWithin: boolean, text: string): string | undefined {
+  return !holds && partMisses && appWithin ? text : undefined;
+}
 
 const ratioText = (ratio: Repeated, limit: number) => spreadAgainst(ratio, atMost(limit), 2, "×");
 
@@ -59,13 +77,15 @@ function loneSwitchTargets(results: Results, add: Add): void {
   const lone = (strategy: Strategy) => results.single.find((each) => each.strategy === strategy);
   const [loneLease, loneNone] = [lone("lease"), lone("none")];
   if (!loneLease) return;
+  const holds = loneLease.p50.median <= 2 * loneLease.latencyMs + 8;
   add(
     `one switch, lease: p50 ≤ 2L + 8 ms (L = ${loneLease.latencyMs} ms)`,
     `${figureAgainst(loneLease.p50.median, atMost(2 * loneLease.latencyMs + 8), 1)} ms ` +
       `(${loneLease.outsideProviderP50.median.toFixed(1)} ms outside the provider)` +
       providerAloneText(results, 1, loneLease.latencyMs) +
       loneFloorsText(results),
-    loneLease.p50.median <= 2 * loneLease.latencyMs + 8,
+    holds,
+    loneExplained(results, holds),
   );
   if (loneNone)
     add(
@@ -83,6 +103,23 @@ function loneFloorsText({ loneSwitches }: Results): string {
   if (loneSwitches.length === 0) return "";
   const outside = loneSwitches.map((each) => `${each.name} ${each.outsideProviderP50.median.toFixed(1)}`).join(", ");
   return `; in the CPU step, outside the provider (ms): ${outside}`;
+}
+
+/**
+ * The lone switch's miss against next-bare's lone switch in the CPU step, where the app's (the lab on) was timed
+ * beside it: next-bare alone past 2L + 8 ms, the app within its p50 + 8 ms.
+ */
+function loneExplained({ loneSwitches }: Results, holds: boolean): string | undefined {
+  const [app, part] = (["lab on", "next-bare"] as const).map((name) => loneSwitches.find((each) => each.name === name));
+  if (!app || !part) return undefined;
+  const over = app.p50.median - part.p50.median;
+  return explainedMiss(
+    holds,
+    part.outsideProviderP50.median > 8,
+    over <= 8,
+    `next-bare's lone switch alone is 2L + ${part.outsideProviderP50.median.toFixed(1)} ms; ` +
+      `the app's beside it in the CPU step ${figureAgainst(over, atMost(8), 1)} ms over it (≤ 8)`,
+  );
 }
 
 /** Wall time in units of 2L: the figure the wall-time targets judge, and print. */
@@ -103,6 +140,29 @@ function providerAloneText({ providerAlone }: Results, users: number, latencyMs:
 const times2L = (wallMs: number, latencyMs: number, limit: number) =>
   `${figureAgainst(in2L(wallMs, latencyMs), atMost(limit))} × 2L`;
 
+/**
+ * K at once on the app and the floors, taking turns wave by wave (floor-waves.ts): next-bare's and bare's walls
+ * in units of 2L, and the app's as a ratio to next-bare's, paired round by round; the app there is the lab on
+ * under `lease` at P = 16, so for a smaller P the pairing says what the part takes, not what that P adds.
+ */
+function floorWavesAt(results: Results, users: number, latencyMs: number, limit: number) {
+  const [app, part, bare] = (["lab on", "next-bare", "bare"] as const).map((name) => floorWaveOf(results, name, users));
+  if (!app || !part) return undefined;
+  const paired = pairedRatio(app, part);
+  const partIn2L = in2L(part.wallMs.median, latencyMs);
+  const bareText = bare ? `, bare ${in2L(bare.wallMs.median, latencyMs).toFixed(2)} × 2L` : "";
+  return {
+    text:
+      `; K at once on the floors: next-bare ${partIn2L.toFixed(2)} × 2L${bareText}, ` +
+      `the app (P = 16) ${spread(paired)}× next-bare, paired`,
+    partMisses: !atMost(limit)(partIn2L),
+    appWithin: atMost(limit)(paired.median),
+    explanation:
+      `next-bare alone ${figureAgainst(partIn2L, atMost(limit))} × 2L; ` +
+      `the app beside it ${figureAgainst(paired.median, atMost(limit))}× it (≤ ${limit})`,
+  };
+}
+
 /** The lease's wall time at each K and P: on one instance, or (where measured) on two behind HAProxy. */
 function leaseScalingTargets(results: Results, add: Add, latencyMs: number): void {
   const find = (waves: WaveResult[], strategy: Strategy, wave: WaveResult) =>
@@ -114,13 +174,16 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       atMost(limit)(in2L(wave.wallMs.median, latencyMs)),
       !!pair && atMost(limit)(in2L(pair.wallMs.median, latencyMs)),
     ];
+    const floors = floorWavesAt(results, wave.users, latencyMs, limit);
     add(
       `scaling, lease K=${wave.users} P=${wave.poolSize}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
       `one: ${times2L(wave.wallMs.median, latencyMs, limit)}` +
         (pair ? `; two: ${times2L(pair.wallMs.median, latencyMs, limit)}` : "") +
         (one ? " (holds on one)" : two ? " (holds on two)" : "") +
-        providerAloneText(results, wave.users, latencyMs),
+        providerAloneText(results, wave.users, latencyMs) +
+        (floors?.text ?? ""),
       one || two,
+      floors && explainedMiss(one || two, floors.partMisses, floors.appWithin, floors.explanation),
     );
     for (const [waves, where] of [
       [results.scaling, "one instance"],
@@ -136,6 +199,22 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       );
     }
   }
+}
+
+function floorWaveTargets({ floorWaves = [] }: Results, add: Add): void {
+  if (floorWaves.length === 0) return;
+  const allSwitched = (each: (typeof floorWaves)[number]) =>
+    each.consistent && each.statuses["200"] === each.users * each.wallMs.runs.length;
+  add(
+    "K at once on the floors: every switch answered 200, the app and the provider consistent",
+    floorWaves
+      .filter((each) => !allSwitched(each))
+      .map(
+        (each) => `${each.name} K=${each.users}: ${answersText(each.statuses)}${each.consistent ? "" : ", VIOLATION"}`,
+      )
+      .join("; ") || "all of them",
+    floorWaves.every(allSwitched),
+  );
 }
 
 const withinPrediction = (ratio: number) => ratio >= 0.8 && ratio <= 1.3;
@@ -235,13 +314,22 @@ function cpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">, add: 
     ? `; next-bare ${spread(nextBare.cpuMsPerSwitch)} ms: the least switch +${ms(perSwitch(nextBare) - perSwitch(nextMin))} ` +
       `ms over next-min, lab off +${ms(perSwitch(labOff) - perSwitch(nextBare))} ms over it`
     : "";
-  if (labOff && nextMin)
+  if (labOff && nextMin) {
+    const holds = atMost(0.8)(perSwitch(labOff) - perSwitch(nextMin));
+    const [partOver, labOffOver] = [perSwitch(nextBare) - perSwitch(nextMin), perSwitch(labOff) - perSwitch(nextBare)];
     add(
       `CPU per switch, K=${labOff.users}: lab off ≤ next-min + 0.8 ms`,
       `${spread(labOff.cpuMsPerSwitch)} ms; next-min ${spread(nextMin.cpuMsPerSwitch)} ms: ` +
         `+${figureAgainst(perSwitch(labOff) - perSwitch(nextMin), atMost(0.8))} ms${nextBareText}`,
-      atMost(0.8)(perSwitch(labOff) - perSwitch(nextMin)),
+      holds,
+      explainedMiss(
+        holds,
+        partOver > 0.8,
+        atMost(0.8)(labOffOver),
+        `next-bare alone is next-min + ${ms(partOver)} ms; lab off next-bare + ${figureAgainst(labOffOver, atMost(0.8))} ms (≤ 0.8)`,
+      ),
     );
+  }
   if (labOn && labOff)
     add(
       `CPU per switch, K=${labOn.users}: lab on ≤ lab off + 0.5 ms`,
@@ -303,8 +391,8 @@ function cpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">, add: 
 const collector =
   (targets: Target[]) =>
   (step: string): Add =>
-  (target, measured, holds) =>
-    targets.push({ step, target, measured, holds });
+  (target, measured, holds, explainedBy) =>
+    targets.push({ step, target, measured, holds, ...(explainedBy ? { explainedBy } : {}) });
 
 /** The CPU step's verdicts alone (`npm run bench:cpu`). */
 export function checkCpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">): Target[] {
@@ -320,6 +408,7 @@ export function checkTargets(results: Results, latencyMs: number): Target[] {
   loneSwitchTargets(results, adding("lone switch"));
   leaseScalingTargets(results, adding("K at once"), latencyMs);
   queueingTargets(results, adding("K at once"));
+  floorWaveTargets(results, adding("K at once"));
   bystanderTargets(results, adding("bystander"));
   twoInstanceTargets(results, adding("two instances"), latencyMs);
   clickTargets(results, adding("clicks"), latencyMs);

@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import type { AppCpuResult } from "../app-cpu";
+import type { FloorWaveResult } from "../floor-waves";
+import type { WaveResult } from "../http-load";
+import { repeated } from "../stats";
+import type { Results } from "./results";
+import { checkCpuTargets, checkTargets } from "./targets";
+
+const latencyMs = 200;
+const lease64 = (wallMs: number): WaveResult => ({
+  strategy: "lease",
+  instances: 1,
+  users: 64,
+  poolSize: 16,
+  wallMs: repeated([wallMs]),
+  predictedMs: 2 * latencyMs,
+  appCpuMsPerSwitch: null,
+  statuses: { 200: 64 },
+  consistent: true,
+});
+const floorWave = (name: string, wallMs: number[]): FloorWaveResult => ({
+  name,
+  users: 64,
+  wallMs: repeated(wallMs),
+  statuses: { 200: 64 * wallMs.length },
+  consistent: true,
+});
+
+/** A run with only a K = 64 wave under lease and its floor waves: every other step measured nothing. */
+function runWith(scaling: WaveResult[], floorWaves: FloorWaveResult[]): Results {
+  const none = repeated([NaN]);
+  return {
+    date: "2026-12-06",
+    micro: { ratios: { libraryToRawP50: none, libraryToRawP99: none, libraryToBareP50: none, libraryToBareP99: none } },
+    contention: [],
+    single: [],
+    providerAlone: [],
+    scaling,
+    bystander: [],
+    twoInstances: { users: 1, wallMs: repeated([400]), statuses: { 200: 1, 409: 1 }, consistent: true },
+    clicks: [],
+    balanced: [],
+    appCpu: [],
+    appCpuConsistent: true,
+    loneSwitches: [],
+    floorWaves,
+  } as unknown as Results;
+}
+
+const waveVerdict = (run: Results) =>
+  checkTargets(run, latencyMs).find((each) => each.target.startsWith("scaling, lease K=64 P=16: wall"))!;
+
+describe("a wall-time miss explained by next-bare, the least switch in a Next.js route", () => {
+  it("is explained where next-bare alone misses the limit and the app is within it of next-bare, round by round", () => {
+    // next-bare 1.50 × 2L alone; the app 1.13–1.17× it in each round (1.75 × 2L in step 2's wave).
+    const run = runWith(
+      [lease64(700)],
+      [floorWave("lab on", [700, 900, 650]), floorWave("next-bare", [600, 800, 560]), floorWave("bare", [520])],
+    );
+    const verdict = waveVerdict(run);
+    expect(verdict.holds).toBe(false);
+    expect(verdict.explainedBy).toBe("next-bare alone 1.50 × 2L; the app beside it 1.16× it (≤ 1.25)");
+    expect(verdict.measured).toContain("next-bare 1.50 × 2L, bare 1.30 × 2L, the app (P = 16) 1.16 [1.13–1.17]×");
+  });
+
+  it("stays a plain miss where next-bare alone holds the limit: the part does not explain it", () => {
+    const run = runWith([lease64(700)], [floorWave("lab on", [700]), floorWave("next-bare", [490])]);
+    expect(waveVerdict(run)).not.toHaveProperty("explainedBy");
+    expect(waveVerdict(run).holds).toBe(false);
+  });
+
+  it("stays a plain miss where the app is past the limit of next-bare", () => {
+    const run = runWith([lease64(800)], [floorWave("lab on", [800]), floorWave("next-bare", [600])]);
+    expect(waveVerdict(run)).not.toHaveProperty("explainedBy");
+    expect(waveVerdict(run).holds).toBe(false);
+  });
+
+  it("is never given to a target that holds", () => {
+    const run = runWith([lease64(480)], [floorWave("lab on", [480]), floorWave("next-bare", [600])]);
+    expect(waveVerdict(run)).not.toHaveProperty("explainedBy");
+    expect(waveVerdict(run).holds).toBe(true);
+  });
+
+  it("says which floor wave did not switch every user or left the app and the provider apart", () => {
+    const broken = { ...floorWave("next-bare", [600]), statuses: { 200: 63, 500: 1 }, consistent: false };
+    const verdict = checkTargets(runWith([], [floorWave("lab on", [700]), broken]), latencyMs).find((each) =>
+      each.target.startsWith("K at once on the floors"),
+    )!;
+    expect(verdict).toMatchObject({ holds: false, measured: "next-bare K=64: 63×200 1×500, VIOLATION" });
+  });
+});
+
+describe("the CPU target explained by next-bare", () => {
+  const cpu = (name: string, msPerSwitch: number) =>
+    ({
+      name,
+      load: "K=64",
+      readsPageFirst: false,
+      users: 64,
+      switchesEach: 1,
+      restingPercentOfCore: repeated([0]),
+      wallMs: repeated([700]),
+      cpuMsPerSwitch: repeated([msPerSwitch]),
+      mainThreadMsPerSwitch: repeated([msPerSwitch]),
+      mainThreadWaitMsPerSwitch: repeated([0]),
+      statuses: { 200: 64 },
+      window: { fromUs: 0, toUs: 1 },
+    }) as AppCpuResult;
+  const labOffVerdict = (labOff: number, nextBare: number) =>
+    checkCpuTargets({
+      appCpu: [cpu("lab off", labOff), cpu("next-min", 4), cpu("next-bare", nextBare)],
+      appCpuConsistent: true,
+    }).find((each) => each.target.includes("lab off ≤ next-min + 0.8 ms"))!;
+
+  it("is explained where next-bare alone is past next-min + 0.8 ms and lab off within 0.8 ms of next-bare", () => {
+    expect(labOffVerdict(7.3, 7)).toMatchObject({
+      holds: false,
+      explainedBy: "next-bare alone is next-min + 3.00 ms; lab off next-bare + 0.30 ms (≤ 0.8)",
+    });
+  });
+
+  it("stays a plain miss where lab off is past next-bare + 0.8 ms, or next-bare alone holds", () => {
+    expect(labOffVerdict(8, 7).explainedBy).toBeUndefined();
+    expect(labOffVerdict(5, 4.5).explainedBy).toBeUndefined();
+  });
+});
