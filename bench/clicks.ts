@@ -25,7 +25,7 @@ export interface ClicksResult {
   consistent: boolean;
 }
 
-const shapes: Record<ClickKind, { users: number; clicksEach: number }> = {
+export const clickShapes: Record<ClickKind, { users: number; clicksEach: number }> = {
   "3 users together": { users: 3, clicksEach: 1 },
   "30 clicks at once": { users: 1, clicksEach: 30 },
 };
@@ -44,7 +44,7 @@ export async function clickWaves(
   },
   progress: (note: string) => void,
 ): Promise<ClicksResult> {
-  const { users: userCount, clicksEach } = shapes[options.kind];
+  const { users: userCount, clicksEach } = clickShapes[options.kind];
   const lab = appClient(baseUrl);
   const users = await freshLab(lab, db, userCount, {
     strategy: "lease",

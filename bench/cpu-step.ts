@@ -1,7 +1,7 @@
 /**
  * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers (or of those
  * named), each alone in turn (app-cpu.ts), then a lone switch on each, timed as the lone-switch step times the
- * app's, then (where asked) K at once on the app and the floors (floor-waves.ts); the lab's client being the
+ * app's, then (where asked) waves on the app and the floors taking turns (floor-waves.ts); the lab's client being the
  * already running app's (the lab on). The servers it starts are pushed on `started`, for the caller to stop.
  */
 import { sql, type Kysely } from "kysely";
@@ -10,7 +10,7 @@ import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer, cpuServerNames, loneSwitches, type CpuServerName } from "./app-cpu";
-import { floorWaves } from "./floor-waves";
+import { floorWaves, type FloorLoad } from "./floor-waves";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
 
@@ -23,8 +23,8 @@ interface CpuStepOptions {
   progress: (note: string) => void;
   /** The servers measured, all of them unless said (`npm run bench:cpu` with BENCH_CPU_SERVERS). */
   only?: readonly CpuServerName[];
-  /** K at once on the app (the lab on), next-bare and bare, those of them measured: step 2's K, in rounds. */
-  floorWaves?: { userCounts: number[]; rounds: number };
+  /** Waves on the app (the lab on), next-bare and bare, those of them measured, taking turns in rounds. */
+  floorWaves?: { loads: FloorLoad[]; rounds: number };
 }
 
 export async function cpuStep(

@@ -1,25 +1,34 @@
 /**
- * K users switching at once, as step 2's waves send them (each wave straight after the last, no pause), on the
- * app under `lease` and on the floors beside it: the least switch in a Next.js route (`next-bare`) and the
- * machine's (`bare`). The servers take turns wave by wave in a seeded order, so each round's waves share the
- * machine's moment: the app's wall time is then a ratio to a floor's, paired round by round (issue 28's
- * "explained by a measured part that is not ours"). The CPU step's own waves are no such floor: each follows a
- * 300 ms settle and the other servers' turns, and its K = 64 walls ran 1.2–1.5× step 2's for the same app.
+ * K users switching at once, as step 2's waves send them (each wave straight after the last, no pause), and 30
+ * clicks at once from one user, as step 3's storm sends them, on the app under `lease` and on the floors beside
+ * it: the least switch in a Next.js route (`next-bare`) and the machine's (`bare`). The servers take turns wave by
+ * wave in a seeded order, so each round's waves share the machine's moment: the app's wall time is then a ratio to
+ * a floor's, paired round by round (issue 28's "explained by a measured part that is not ours"). The CPU step's
+ * own waves are no such floor: each follows a 300 ms settle and five other servers' turns, and its K = 64 walls
+ * ran 1.26× and 1.46× step 2's for the same app in the runs of 408e0fb and 4453972.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import type { AppClient } from "../test/harness/http-client";
-import { loadName, serverSwitchers, type CpuServer } from "./app-cpu";
+import { serverSwitchers, type CpuServer } from "./app-cpu";
 import { freshLab } from "./http-load";
 import { repeated, shuffled, type Repeated } from "./stats";
 
-export interface FloorWaveResult {
-  name: string;
+/** K users switching at once, one click each; or one user clicking `clicksEach` times at once (one wins). */
+export interface FloorLoad {
   users: number;
-  /** Per round: until all K switches had answered. */
+  clicksEach: number;
+}
+
+export const floorLoadName = ({ users, clicksEach }: FloorLoad) =>
+  clicksEach > 1 ? `${clicksEach} clicks at once` : `K=${users}`;
+
+export interface FloorWaveResult extends FloorLoad {
+  name: string;
+  /** Per round: until all the load's clicks had answered. */
   wallMs: Repeated;
   statuses: Record<string, number>;
-  /** After the K's rounds on every server: the app's rows and the provider's accounts agree. */
+  /** After the load's rounds on every server: the app's rows and the provider's accounts agree. */
   consistent: boolean;
 }
 
@@ -27,33 +36,43 @@ export async function floorWaves(
   servers: CpuServer[],
   db: Kysely<Database>,
   lab: AppClient,
-  options: { userCounts: number[]; rounds: number; latencyMs: number; poolSize: number; random: () => number },
+  options: { loads: FloorLoad[]; rounds: number; latencyMs: number; poolSize: number; random: () => number },
   progress: (note: string) => void,
 ): Promise<FloorWaveResult[]> {
-  const users = await freshLab(lab, db, Math.max(...options.userCounts), {
+  const users = await freshLab(lab, db, Math.max(...options.loads.map((load) => load.users)), {
     strategy: "lease",
     poolSize: options.poolSize,
     latencyMs: options.latencyMs,
   });
-  const { wave, statuses } = await serverSwitchers(servers, users);
+  const { switchOnce } = await serverSwitchers(servers, users);
   const results: FloorWaveResult[] = [];
-  for (const userCount of options.userCounts) {
-    const load = { users: userCount, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
+  for (const load of options.loads) {
+    // Each click picks its user's other identity as it is sent: a user's clicks at once all ask for the same one.
+    const clicks = { users: load.users, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
+    const wave = (server: CpuServer) =>
+      Promise.all(
+        Array.from({ length: load.users }, (_, index) =>
+          Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, clicks, index))),
+        ),
+      );
     const walls = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
+    const statuses = new Map<CpuServer, Record<string, number>>(servers.map((server) => [server, {}]));
     for (let round = 0; round < options.rounds; round++)
       for (const server of shuffled(servers, options.random)) {
-        progress(`K at once on the floors: ${server.name}, K=${userCount}, round ${round + 1}/${options.rounds}`);
+        progress(`on the floors: ${server.name}, ${floorLoadName(load)}, round ${round + 1}/${options.rounds}`);
         const started = performance.now();
-        await wave(server, load);
+        const answered = (await wave(server)).flat();
         walls.get(server)!.push(performance.now() - started);
+        const counts = statuses.get(server)!;
+        for (const status of answered) counts[status] = (counts[status] ?? 0) + 1;
       }
     const { consistent } = await lab.audit();
-    for (const [server, wallMs] of walls)
+    for (const server of servers)
       results.push({
         name: server.name,
-        users: userCount,
-        wallMs: repeated(wallMs),
-        statuses: statuses.get(`${server.name}|${loadName(load)}`) ?? {},
+        ...load,
+        wallMs: repeated(walls.get(server)!),
+        statuses: statuses.get(server)!,
         consistent,
       });
   }

@@ -5,7 +5,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { cpuServerNames, type CpuServerName } from "../app-cpu";
-import { cpuOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
+import { floorLoadName, type FloorLoad } from "../floor-waves";
+import { cpuOf, floorLoadsOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
 import type { Target } from "./targets";
 
 interface Run extends Results {
@@ -83,27 +84,21 @@ function wholeTable(run: Run): string {
   );
 }
 
-/** K at once on the app and the floors, taking turns: each in units of 2L, and the app paired with next-bare. */
+/** Waves on the app and the floors, taking turns: each in units of 2L, and the app paired with next-bare. */
 function floorWavesTable(run: Run): string {
-  const userCounts = [...new Set((run.floorWaves ?? []).map((each) => each.users))];
   const twoL = 2 * run.settings.scalingLatencyMs;
-  const in2L = (name: CpuServerName, users: number) => {
-    const result = floorWaveOf(run, name, users);
-    return result
-      ? `${(result.wallMs.median / twoL).toFixed(2)} [${(result.wallMs.min / twoL).toFixed(2)}–${(result.wallMs.max / twoL).toFixed(2)}]`
-      : "—";
+  const in2L = (name: CpuServerName, load: FloorLoad) => {
+    const result = floorWaveOf(run, name, load);
+    if (!result) return "—";
+    const [median, min, max] = [result.wallMs.median, result.wallMs.min, result.wallMs.max].map((wall) => wall / twoL);
+    return `${median!.toFixed(2)} [${min!.toFixed(2)}–${max!.toFixed(2)}]`;
   };
   return table(
-    ["K", "app (lab on, lease), × 2L", "next-bare, × 2L", "bare, × 2L", "app ÷ next-bare, paired"],
-    userCounts.map((users) => {
-      const [app, part] = [floorWaveOf(run, "lab on", users), floorWaveOf(run, "next-bare", users)];
-      return [
-        users,
-        in2L("lab on", users),
-        in2L("next-bare", users),
-        in2L("bare", users),
-        app && part ? spread(pairedRatio(app, part)) : "—",
-      ];
+    ["load", "app (lab on, lease), × 2L", "next-bare, × 2L", "bare, × 2L", "app ÷ next-bare, paired"],
+    floorLoadsOf(run).map((load) => {
+      const [app, part] = [floorWaveOf(run, "lab on", load), floorWaveOf(run, "next-bare", load)];
+      const paired = app && part ? spread(pairedRatio(app, part)) : "—";
+      return [floorLoadName(load), in2L("lab on", load), in2L("next-bare", load), in2L("bare", load), paired];
     }),
   );
 }
@@ -131,12 +126,7 @@ console.log(
     wholeTable(run),
     "",
     ...(run.floorWaves?.length
-      ? [
-          "K at once on the app and the floors, taking turns (median [min–max] of rounds):",
-          "",
-          floorWavesTable(run),
-          "",
-        ]
+      ? ["The app and the floors, taking turns (median [min–max] of rounds):", "", floorWavesTable(run), ""]
       : []),
     `${holding} of ${run.targets.length} targets hold${explainedText}:`,
     "",

@@ -2,7 +2,7 @@
 import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
-import type { FloorWaveResult } from "../floor-waves";
+import { floorLoadName, type FloorLoad, type FloorWaveResult } from "../floor-waves";
 import type { ContentionResult, MicroResult } from "../lease-micro";
 import type { ProviderAloneResult } from "../provider-alone";
 import { repeated, type Repeated } from "../stats";
@@ -40,9 +40,19 @@ export function cpuOf(
   return loads.find((each) => (load === "many" ? each.users === most && most > 1 : each.users === 1));
 }
 
-/** A server's waves of K at once in the floor waves (floor-waves.ts). */
-export const floorWaveOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">, name: CpuServerName, users: number) =>
-  floorWaves.find((each) => each.name === name && each.users === users);
+/** A server's waves of a load in the floor waves (floor-waves.ts): K at once unless said. */
+export const floorWaveOf = (
+  { floorWaves = [] }: Pick<Results, "floorWaves">,
+  name: CpuServerName,
+  { users, clicksEach }: FloorLoad,
+) => floorWaves.find((each) => each.name === name && each.users === users && each.clicksEach === clicksEach);
+
+/** The floor waves' loads, in the order they ran. */
+export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">): FloorLoad[] => [
+  ...new Map(
+    floorWaves.map(({ users, clicksEach }) => [floorLoadName({ users, clicksEach }), { users, clicksEach }]),
+  ).values(),
+];
 
 /** One server's wave times as a ratio to another's, round by round: they took turns, so a round shares its moment. */
 export const pairedRatio = (of: FloorWaveResult, to: FloorWaveResult): Repeated =>

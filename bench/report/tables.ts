@@ -1,6 +1,7 @@
 /** The run's tables on the terminal: one per step, then the targets. */
 import { roundTripInventory } from "./round-trips";
-import { answersText, cpuOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
+import { floorLoadName } from "../floor-waves";
+import { answersText, cpuOf, floorLoadsOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
 import type { Target } from "./targets";
 
 function libraryTables(results: Results): void {
@@ -129,18 +130,18 @@ export function cpuTables(results: Pick<Results, "appCpu" | "loneSwitches">): vo
   );
 }
 
-/** K at once on the app and the floors, taking turns (floor-waves.ts). */
+/** Waves on the app and the floors, taking turns (floor-waves.ts). */
 function floorWavesTable(results: Results): void {
-  const userCounts = [...new Set((results.floorWaves ?? []).map((each) => each.users))];
-  if (userCounts.length === 0) return;
-  console.log("K at once on the app and the floors, taking turns (wall ms, median [min–max] of rounds):");
+  const loads = floorLoadsOf(results);
+  if (loads.length === 0) return;
+  console.log("The app and the floors, taking turns (wall ms, median [min–max] of rounds):");
   console.table(
-    userCounts.map((users) => {
+    loads.map((load) => {
       const [app, part, bare] = (["lab on", "next-bare", "bare"] as const).map((name) =>
-        floorWaveOf(results, name, users),
+        floorWaveOf(results, name, load),
       );
       return {
-        K: users,
+        load: floorLoadName(load),
         "app (lab on, lease)": app ? spread(app.wallMs, 0) : "—",
         "next-bare": part ? spread(part.wallMs, 0) : "—",
         bare: bare ? spread(bare.wallMs, 0) : "—",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AppCpuResult } from "../app-cpu";
+import type { ClicksResult } from "../clicks";
 import type { FloorWaveResult } from "../floor-waves";
 import type { WaveResult } from "../http-load";
 import { repeated } from "../stats";
@@ -18,16 +19,16 @@ const lease64 = (wallMs: number): WaveResult => ({
   statuses: { 200: 64 },
   consistent: true,
 });
-const floorWave = (name: string, wallMs: number[]): FloorWaveResult => ({
+const floorWave = (name: string, wallMs: number[], load = { users: 64, clicksEach: 1 }): FloorWaveResult => ({
   name,
-  users: 64,
+  ...load,
   wallMs: repeated(wallMs),
-  statuses: { 200: 64 * wallMs.length },
+  statuses: { 200: load.users * wallMs.length, ...(load.clicksEach > 1 ? { 409: 29 * wallMs.length } : {}) },
   consistent: true,
 });
 
 /** A run with only a K = 64 wave under lease and its floor waves: every other step measured nothing. */
-function runWith(scaling: WaveResult[], floorWaves: FloorWaveResult[]): Results {
+function runWith(scaling: WaveResult[], floorWaves: FloorWaveResult[], clicks: ClicksResult[] = []): Results {
   const none = repeated([NaN]);
   return {
     date: "2026-12-06",
@@ -38,7 +39,7 @@ function runWith(scaling: WaveResult[], floorWaves: FloorWaveResult[]): Results 
     scaling,
     bystander: [],
     twoInstances: { users: 1, wallMs: repeated([400]), statuses: { 200: 1, 409: 1 }, consistent: true },
-    clicks: [],
+    clicks,
     balanced: [],
     appCpu: [],
     appCpuConsistent: true,
@@ -84,9 +85,37 @@ describe("a wall-time miss explained by next-bare, the least switch in a Next.js
   it("says which floor wave did not switch every user or left the app and the provider apart", () => {
     const broken = { ...floorWave("next-bare", [600]), statuses: { 200: 63, 500: 1 }, consistent: false };
     const verdict = checkTargets(runWith([], [floorWave("lab on", [700]), broken]), latencyMs).find((each) =>
-      each.target.startsWith("K at once on the floors"),
+      each.target.startsWith("on the floors"),
     )!;
     expect(verdict).toMatchObject({ holds: false, measured: "next-bare K=64: 63×200 1×500, VIOLATION" });
+  });
+});
+
+describe("30 clicks at once explained by next-bare's own storm", () => {
+  const storm = { users: 1, clicksEach: 30 };
+  const appStorm = (wallMs: number): ClicksResult => ({
+    kind: "30 clicks at once",
+    instances: 1,
+    clicks: 30,
+    wallMs: repeated([wallMs]),
+    cpuMsPerClick: null,
+    statuses: { 200: 1, 409: 29 },
+    consistent: true,
+  });
+  const stormVerdict = (run: Results) =>
+    checkTargets(run, latencyMs).find((each) => each.target.startsWith("clicks, 30 clicks at once: wall"))!;
+
+  it("is explained where next-bare's storm alone misses 1.15 × 2L and the app's is within 1.15× it", () => {
+    const floors = [floorWave("lab on", [500], storm), floorWave("next-bare", [480], storm)];
+    expect(stormVerdict(runWith([], floors, [appStorm(500)]))).toMatchObject({
+      holds: false,
+      explainedBy: "next-bare alone 1.20 × 2L; the app beside it 1.04× it (≤ 1.15)",
+    });
+  });
+
+  it("is not explained by K users at once: only the same storm on next-bare counts", () => {
+    const floors = [floorWave("lab on", [500]), floorWave("next-bare", [480])];
+    expect(stormVerdict(runWith([], floors, [appStorm(500)]))).not.toHaveProperty("explainedBy");
   });
 });
 

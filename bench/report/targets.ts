@@ -2,7 +2,8 @@
  * The run's verdicts against the issues' targets (issue 28's: a switch at its real floor, and the library's
  * and the strategies' before it): each a ratio or a count taken within the run, never a timed assertion.
  */
-import type { ClickKind } from "../clicks";
+import { clickShapes, type ClickKind } from "../clicks";
+import { floorLoadName, type FloorLoad } from "../floor-waves";
 import type { Strategy, WaveResult } from "../http-load";
 import {
   answersText,
@@ -141,20 +142,20 @@ const times2L = (wallMs: number, latencyMs: number, limit: number) =>
   `${figureAgainst(in2L(wallMs, latencyMs), atMost(limit))} × 2L`;
 
 /**
- * K at once on the app and the floors, taking turns wave by wave (floor-waves.ts): next-bare's and bare's walls
- * in units of 2L, and the app's as a ratio to next-bare's, paired round by round; the app there is the lab on
- * under `lease` at P = 16, so for a smaller P the pairing says what the part takes, not what that P adds.
+ * A load on the app and the floors, taking turns wave by wave (floor-waves.ts): next-bare's and bare's walls in
+ * units of 2L, and the app's as a ratio to next-bare's, paired round by round. The app there is the lab on under
+ * `lease` at P = 16, so for another P the pairing says what the part takes, not what that P adds.
  */
-function floorWavesAt(results: Results, users: number, latencyMs: number, limit: number) {
-  const [app, part, bare] = (["lab on", "next-bare", "bare"] as const).map((name) => floorWaveOf(results, name, users));
+function floorWavesAt(results: Results, load: FloorLoad, latencyMs: number, limit: number) {
+  const [app, part, bare] = (["lab on", "next-bare", "bare"] as const).map((name) => floorWaveOf(results, name, load));
   if (!app || !part) return undefined;
   const paired = pairedRatio(app, part);
   const partIn2L = in2L(part.wallMs.median, latencyMs);
   const bareText = bare ? `, bare ${in2L(bare.wallMs.median, latencyMs).toFixed(2)} × 2L` : "";
   return {
     text:
-      `; K at once on the floors: next-bare ${partIn2L.toFixed(2)} × 2L${bareText}, ` +
-      `the app (P = 16) ${spread(paired)}× next-bare, paired`,
+      `; ${load.clicksEach > 1 ? "these clicks" : "K at once"} on the floors: next-bare ${partIn2L.toFixed(2)} × 2L` +
+      `${bareText}, the app (P = 16) ${spread(paired)}× next-bare, paired`,
     partMisses: !atMost(limit)(partIn2L),
     appWithin: atMost(limit)(paired.median),
     explanation:
@@ -174,7 +175,7 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       atMost(limit)(in2L(wave.wallMs.median, latencyMs)),
       !!pair && atMost(limit)(in2L(pair.wallMs.median, latencyMs)),
     ];
-    const floors = floorWavesAt(results, wave.users, latencyMs, limit);
+    const floors = floorWavesAt(results, { users: wave.users, clicksEach: 1 }, latencyMs, limit);
     add(
       `scaling, lease K=${wave.users} P=${wave.poolSize}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
       `one: ${times2L(wave.wallMs.median, latencyMs, limit)}` +
@@ -203,14 +204,19 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
 
 function floorWaveTargets({ floorWaves = [] }: Results, add: Add): void {
   if (floorWaves.length === 0) return;
+  // One 200 per user per round; a user's other clicks at once refused (409).
   const allSwitched = (each: (typeof floorWaves)[number]) =>
-    each.consistent && each.statuses["200"] === each.users * each.wallMs.runs.length;
+    each.consistent &&
+    each.statuses["200"] === each.users * each.wallMs.runs.length &&
+    Object.keys(each.statuses).every((status) => status === "200" || status === "409") &&
+    (each.statuses["409"] ?? 0) === each.users * (each.clicksEach - 1) * each.wallMs.runs.length;
   add(
-    "K at once on the floors: every switch answered 200, the app and the provider consistent",
+    "on the floors: one 200 per user per wave, its other clicks 409, the app and the provider consistent",
     floorWaves
       .filter((each) => !allSwitched(each))
       .map(
-        (each) => `${each.name} K=${each.users}: ${answersText(each.statuses)}${each.consistent ? "" : ", VIOLATION"}`,
+        (each) =>
+          `${each.name} ${floorLoadName(each)}: ${answersText(each.statuses)}${each.consistent ? "" : ", VIOLATION"}`,
       )
       .join("; ") || "all of them",
     floorWaves.every(allSwitched),
@@ -275,14 +281,17 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
     const [one, two] = [clicksOf(results, kind, 1), clicksOf(results, kind, 2)];
     if (!one) continue;
     const holds = (run: typeof one | undefined) => !!run && atMost(limit)(in2L(run.wallMs.median, latencyMs));
+    const floors = floorWavesAt(results, clickShapes[kind], latencyMs, limit);
     add(
       `clicks, ${kind}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
       `one: ${times2L(one.wallMs.median, latencyMs, limit)}` +
         (two ? `; two: ${times2L(two.wallMs.median, latencyMs, limit)}` : "") +
         (holds(one) ? " (holds on one)" : holds(two) ? " (holds on two)" : "") +
         // Of 30 clicks at once one switches; 3 users' clicks are 3 switches.
-        providerAloneText(results, kind === "30 clicks at once" ? 1 : 3, latencyMs),
+        providerAloneText(results, kind === "30 clicks at once" ? 1 : 3, latencyMs) +
+        (floors?.text ?? ""),
       holds(one) || holds(two),
+      floors && explainedMiss(holds(one) || holds(two), floors.partMisses, floors.appWithin, floors.explanation),
     );
     add(
       `clicks, ${kind}: consistent, one 200 per user per wave`,
