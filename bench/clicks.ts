@@ -17,6 +17,8 @@ export type ClickKind = "3 users together" | "30 clicks at once";
 export interface ClicksResult {
   kind: ClickKind;
   instances: 1 | 2;
+  /** The app's pool (the lab's setting). */
+  poolSize: number;
   clicks: number;
   wallMs: Repeated;
   /** Null without /proc. */
@@ -85,6 +87,7 @@ export async function clickWaves(
   return {
     kind: options.kind,
     instances: options.instances,
+    poolSize: options.poolSize,
     clicks: userCount * clicksEach,
     wallMs: repeated(walls),
     cpuMsPerClick: cpu.length === walls.length ? repeated(cpu) : null,

@@ -10,11 +10,10 @@ import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer, cpuServerNames, loneSwitches, type CpuServerName } from "./app-cpu";
-import { floorWaves, type FloorLoad } from "./floor-waves";
+import { floorServerNames, floorWaves, type FloorLoad } from "./floor-waves";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
 
-const floorServerNames: readonly string[] = ["lab on", "next-bare", "bare"] satisfies CpuServerName[];
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 interface CpuStepOptions {
@@ -66,7 +65,7 @@ export async function cpuStep(
   // Every server really switched: the app's rows and the provider's accounts still agree.
   const appCpuConsistent = (await lab.audit()).consistent as boolean;
   const lone = await loneSwitches(servers, db, lab, { ...plan.single, poolSize: 16 }, random, progress);
-  const floors = servers.filter((each) => floorServerNames.includes(each.name));
+  const floors = servers.filter((each) => (floorServerNames as readonly string[]).includes(each.name));
   const floorWaveResults = floorPlan
     ? await floorWaves(floors, db, lab, { ...floorPlan, latencyMs: scalingLatencyMs, poolSize: 16, random }, progress)
     : [];

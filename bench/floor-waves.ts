@@ -1,16 +1,18 @@
 /**
- * K users switching at once, as step 2's waves send them (each wave straight after the last, no pause), and 30
- * clicks at once from one user, as step 3's storm sends them, on the app under `lease` and on the floors beside
- * it: the least switch in a Next.js route (`next-bare`) and the machine's (`bare`). The servers take turns wave by
- * wave in a seeded order, so each round's waves share the machine's moment: the app's wall time is then a ratio to
- * a floor's, paired round by round (issue 28's "explained by a measured part that is not ours"). The CPU step's
- * own waves are no such floor: each follows a 300 ms settle and five other servers' turns, and its K = 64 walls
- * ran 1.26× and 1.46× step 2's for the same app in the runs of 408e0fb and 4453972.
+ * K users switching at once, as step 2's waves send them, and 30 clicks at once from one user, as step 3's storm
+ * sends them, on the app under `lease` and on the floors beside it: the least switch in a Next.js route
+ * (`next-bare`) and the machine's (`bare`). The servers take turns wave by wave in a seeded order, so each round's
+ * waves share the machine's moment: the app's wall time is then a ratio to a floor's, paired round by round
+ * (issue 28's "explained by a measured part that is not ours"). Between two waves of one server run only the other
+ * two servers' waves, no settle and no rest: the CPU step's own waves follow a 300 ms settle and five other
+ * servers' turns, and its K = 64 walls ran 1.26× and 1.46× step 2's for the same app in the runs of 408e0fb and
+ * 4453972. Each load starts with a round not measured, as step 2's and step 3's do: a load's first waves after
+ * the last load's ran up to twice as long.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import type { AppClient } from "../test/harness/http-client";
-import { serverSwitchers, type CpuServer } from "./app-cpu";
+import { serverSwitchers, type CpuServer, type CpuServerName } from "./app-cpu";
 import { freshLab } from "./http-load";
 import { repeated, shuffled, type Repeated } from "./stats";
 
@@ -20,11 +22,16 @@ export interface FloorLoad {
   clicksEach: number;
 }
 
+/** The app, and the floors it is paired with. */
+export const floorServerNames = ["lab on", "next-bare", "bare"] as const satisfies readonly CpuServerName[];
+
 export const floorLoadName = ({ users, clicksEach }: FloorLoad) =>
   clicksEach > 1 ? `${clicksEach} clicks at once` : `K=${users}`;
 
 export interface FloorWaveResult extends FloorLoad {
   name: string;
+  /** The app's pool (the lab's setting): the P whose verdicts the app's pairing may explain. */
+  poolSize: number;
   /** Per round: until all the load's clicks had answered. */
   wallMs: Repeated;
   statuses: Record<string, number>;
@@ -48,13 +55,18 @@ export async function floorWaves(
   const results: FloorWaveResult[] = [];
   for (const load of options.loads) {
     // Each click picks its user's other identity as it is sent: a user's clicks at once all ask for the same one.
-    const clicks = { users: load.users, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
+    // (`switchOnce` counts statuses by `switchLoad`'s K alone; the load's own are counted below.)
+    const switchLoad = { users: load.users, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
     const wave = (server: CpuServer) =>
       Promise.all(
         Array.from({ length: load.users }, (_, index) =>
-          Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, clicks, index))),
+          Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, switchLoad, index))),
         ),
       );
+    for (const server of shuffled(servers, options.random)) {
+      progress(`on the floors: ${server.name}, ${floorLoadName(load)}, a round not measured`);
+      await wave(server);
+    }
     const walls = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
     const statuses = new Map<CpuServer, Record<string, number>>(servers.map((server) => [server, {}]));
     for (let round = 0; round < options.rounds; round++)
@@ -71,6 +83,7 @@ export async function floorWaves(
       results.push({
         name: server.name,
         ...load,
+        poolSize: options.poolSize,
         wallMs: repeated(walls.get(server)!),
         statuses: statuses.get(server)!,
         consistent,

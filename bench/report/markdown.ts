@@ -5,8 +5,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { cpuServerNames, type CpuServerName } from "../app-cpu";
-import { floorLoadName, type FloorLoad } from "../floor-waves";
-import { cpuOf, floorLoadsOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
+import { floorLoadName, type FloorWaveResult } from "../floor-waves";
+import { repeated } from "../stats";
+import { cpuOf, floorLoadsOf, floorsAt, in2L, ms, spread, type Results } from "./results";
 import type { Target } from "./targets";
 
 interface Run extends Results {
@@ -86,19 +87,14 @@ function wholeTable(run: Run): string {
 
 /** Waves on the app and the floors, taking turns: each in units of 2L, and the app paired with next-bare. */
 function floorWavesTable(run: Run): string {
-  const twoL = 2 * run.settings.scalingLatencyMs;
-  const in2L = (name: CpuServerName, load: FloorLoad) => {
-    const result = floorWaveOf(run, name, load);
-    if (!result) return "—";
-    const [median, min, max] = [result.wallMs.median, result.wallMs.min, result.wallMs.max].map((wall) => wall / twoL);
-    return `${median!.toFixed(2)} [${min!.toFixed(2)}–${max!.toFixed(2)}]`;
-  };
+  const inUnitsOf2L = (result: FloorWaveResult | undefined) =>
+    result ? spread(repeated(result.wallMs.runs.map((wall) => in2L(wall, run.settings.scalingLatencyMs)))) : "—";
   return table(
     ["load", "app (lab on, lease), × 2L", "next-bare, × 2L", "bare, × 2L", "app ÷ next-bare, paired"],
     floorLoadsOf(run).map((load) => {
-      const [app, part] = [floorWaveOf(run, "lab on", load), floorWaveOf(run, "next-bare", load)];
-      const paired = app && part ? spread(pairedRatio(app, part)) : "—";
-      return [floorLoadName(load), in2L("lab on", load), in2L("next-bare", load), in2L("bare", load), paired];
+      const { app, part, bare, paired } = floorsAt(run, load);
+      const walls = [app, part, bare].map(inUnitsOf2L);
+      return [floorLoadName(load), ...walls, paired ? spread(paired) : "—"];
     }),
   );
 }

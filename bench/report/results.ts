@@ -2,7 +2,7 @@
 import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
-import { floorLoadName, type FloorLoad, type FloorWaveResult } from "../floor-waves";
+import { floorLoadName, floorServerNames, type FloorLoad, type FloorWaveResult } from "../floor-waves";
 import type { ContentionResult, MicroResult } from "../lease-micro";
 import type { ProviderAloneResult } from "../provider-alone";
 import { repeated, type Repeated } from "../stats";
@@ -25,7 +25,7 @@ export interface Results {
   appCpuConsistent: boolean;
   /** The CPU step's servers' lone switches, at the lone-switch step's L. */
   loneSwitches: LoneSwitchResult[];
-  /** K at once on the app and the floors, taking turns (absent from runs before them). */
+  /** The app and the floors taking turns, K at once and one user's clicks at once (absent from runs before them). */
   floorWaves?: FloorWaveResult[];
 }
 
@@ -40,13 +40,6 @@ export function cpuOf(
   return loads.find((each) => (load === "many" ? each.users === most && most > 1 : each.users === 1));
 }
 
-/** A server's waves of a load in the floor waves (floor-waves.ts): K at once unless said. */
-export const floorWaveOf = (
-  { floorWaves = [] }: Pick<Results, "floorWaves">,
-  name: CpuServerName,
-  { users, clicksEach }: FloorLoad,
-) => floorWaves.find((each) => each.name === name && each.users === users && each.clicksEach === clicksEach);
-
 /** The floor waves' loads, in the order they ran. */
 export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">): FloorLoad[] => [
   ...new Map(
@@ -54,9 +47,20 @@ export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">): 
   ).values(),
 ];
 
-/** One server's wave times as a ratio to another's, round by round: they took turns, so a round shares its moment. */
-export const pairedRatio = (of: FloorWaveResult, to: FloorWaveResult): Repeated =>
-  repeated(of.wallMs.runs.map((wall, round) => wall / to.wallMs.runs[round]!));
+/**
+ * A load's waves in the floor waves (floor-waves.ts): the app's, next-bare's (the part) and bare's, and the app's
+ * wave times as a ratio to next-bare's, round by round: they took turns, so a round shares its moment.
+ */
+export function floorsAt({ floorWaves = [] }: Pick<Results, "floorWaves">, { users, clicksEach }: FloorLoad) {
+  const [app, part, bare] = floorServerNames.map((name) =>
+    floorWaves.find((each) => each.name === name && each.users === users && each.clicksEach === clicksEach),
+  );
+  const paired = app && part ? repeated(app.wallMs.runs.map((wall, round) => wall / part.wallMs.runs[round]!)) : null;
+  return { app, part, bare, paired };
+}
+
+/** Wall time in units of 2L: the figure the wall-time targets judge, and print. */
+export const in2L = (wallMs: number, latencyMs: number) => wallMs / (2 * latencyMs);
 
 export const clicksOf = (results: Results, kind: ClickKind, instances: 1 | 2) =>
   results.clicks.find((each) => each.kind === kind && each.instances === instances);

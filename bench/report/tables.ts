@@ -1,7 +1,7 @@
 /** The run's tables on the terminal: one per step, then the targets. */
 import { roundTripInventory } from "./round-trips";
 import { floorLoadName } from "../floor-waves";
-import { answersText, cpuOf, floorLoadsOf, floorWaveOf, ms, pairedRatio, spread, type Results } from "./results";
+import { answersText, cpuOf, floorLoadsOf, floorsAt, ms, spread, type Results } from "./results";
 import type { Target } from "./targets";
 
 function libraryTables(results: Results): void {
@@ -137,15 +137,13 @@ function floorWavesTable(results: Results): void {
   console.log("The app and the floors, taking turns (wall ms, median [min–max] of rounds):");
   console.table(
     loads.map((load) => {
-      const [app, part, bare] = (["lab on", "next-bare", "bare"] as const).map((name) =>
-        floorWaveOf(results, name, load),
-      );
+      const { app, part, bare, paired } = floorsAt(results, load);
       return {
         load: floorLoadName(load),
         "app (lab on, lease)": app ? spread(app.wallMs, 0) : "—",
         "next-bare": part ? spread(part.wallMs, 0) : "—",
         bare: bare ? spread(bare.wallMs, 0) : "—",
-        "app ÷ next-bare, paired": app && part ? spread(pairedRatio(app, part)) : "—",
+        "app ÷ next-bare, paired": paired ? spread(paired) : "—",
       };
     }),
   );

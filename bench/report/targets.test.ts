@@ -19,9 +19,15 @@ const lease64 = (wallMs: number): WaveResult => ({
   statuses: { 200: 64 },
   consistent: true,
 });
-const floorWave = (name: string, wallMs: number[], load = { users: 64, clicksEach: 1 }): FloorWaveResult => ({
+const floorWave = (
+  name: string,
+  wallMs: number[],
+  load = { users: 64, clicksEach: 1 },
+  poolSize = 16,
+): FloorWaveResult => ({
   name,
   ...load,
+  poolSize,
   wallMs: repeated(wallMs),
   statuses: { 200: load.users * wallMs.length, ...(load.clicksEach > 1 ? { 409: 29 * wallMs.length } : {}) },
   consistent: true,
@@ -60,8 +66,18 @@ describe("a wall-time miss explained by next-bare, the least switch in a Next.js
     );
     const verdict = waveVerdict(run);
     expect(verdict.holds).toBe(false);
-    expect(verdict.explainedBy).toBe("next-bare alone 1.50 × 2L; the app beside it 1.16× it (≤ 1.25)");
+    expect(verdict.explainedBy).toBe("next-bare alone 1.50 × 2L; the app at P = 16 beside it 1.16× it (≤ 1.25)");
     expect(verdict.measured).toContain("next-bare 1.50 × 2L, bare 1.30 × 2L, the app (P = 16) 1.16 [1.13–1.17]×");
+  });
+
+  it("explains no other pool size's miss than the one the app was paired at", () => {
+    const atP4 = { ...lease64(700), poolSize: 4 };
+    const run = runWith([atP4], [floorWave("lab on", [700]), floorWave("next-bare", [600])]);
+    const verdict = checkTargets(run, latencyMs).find((each) =>
+      each.target.startsWith("scaling, lease K=64 P=4: wall"),
+    )!;
+    expect(verdict).not.toHaveProperty("explainedBy");
+    expect(verdict.measured).toContain("the app (P = 16) 1.17 [1.17–1.17]× next-bare, paired");
   });
 
   it("stays a plain miss where next-bare alone holds the limit: the part does not explain it", () => {
@@ -96,6 +112,7 @@ describe("30 clicks at once explained by next-bare's own storm", () => {
   const appStorm = (wallMs: number): ClicksResult => ({
     kind: "30 clicks at once",
     instances: 1,
+    poolSize: 16,
     clicks: 30,
     wallMs: repeated([wallMs]),
     cpuMsPerClick: null,
@@ -109,13 +126,49 @@ describe("30 clicks at once explained by next-bare's own storm", () => {
     const floors = [floorWave("lab on", [500], storm), floorWave("next-bare", [480], storm)];
     expect(stormVerdict(runWith([], floors, [appStorm(500)]))).toMatchObject({
       holds: false,
-      explainedBy: "next-bare alone 1.20 × 2L; the app beside it 1.04× it (≤ 1.15)",
+      explainedBy: "next-bare alone 1.20 × 2L; the app at P = 16 beside it 1.04× it (≤ 1.15)",
     });
   });
 
   it("is not explained by K users at once: only the same storm on next-bare counts", () => {
     const floors = [floorWave("lab on", [500]), floorWave("next-bare", [480])];
     expect(stormVerdict(runWith([], floors, [appStorm(500)]))).not.toHaveProperty("explainedBy");
+  });
+});
+
+describe("the lone switch explained by next-bare's, timed beside the app's in the CPU step", () => {
+  const lone = (name: string, p50: number) => ({
+    name,
+    latencyMs: 50,
+    p50: repeated([p50]),
+    outsideProviderP50: repeated([p50 - 100]),
+  });
+  const single = (strategy: string, p50: number) => ({
+    strategy,
+    latencyMs: 50,
+    p50: repeated([p50]),
+    outsideProviderP50: repeated([p50 - 100]),
+  });
+  const loneVerdict = (app: number, part: number) => {
+    const run = {
+      ...runWith([], []),
+      single: [single("lease", 115)],
+      loneSwitches: [lone("lab on", app), lone("next-bare", part)],
+    };
+    return checkTargets(run as unknown as Results, latencyMs).find((each) =>
+      each.target.startsWith("one switch, lease"),
+    )!;
+  };
+
+  it("is explained where next-bare alone is past 2L + 8 ms and the app within 8 ms of it", () => {
+    expect(loneVerdict(119, 113).explainedBy).toBe(
+      "next-bare's lone switch alone is 2L + 13.0 ms; the app's beside it in the CPU step 6.0 ms over it (≤ 8)",
+    );
+  });
+
+  it("stays a plain miss where the app is past next-bare + 8 ms, or next-bare alone is within 2L + 8 ms", () => {
+    expect(loneVerdict(122, 113)).not.toHaveProperty("explainedBy");
+    expect(loneVerdict(112, 107)).not.toHaveProperty("explainedBy");
   });
 });
 

@@ -11,10 +11,10 @@ import {
   clicksOf,
   cpuOf,
   figureAgainst,
-  floorWaveOf,
+  floorsAt,
   idleReadP99,
   ms,
-  pairedRatio,
+  in2L,
   spread,
   spreadAgainst,
   type Results,
@@ -123,9 +123,6 @@ function loneExplained({ loneSwitches }: Results, holds: boolean): string | unde
   );
 }
 
-/** Wall time in units of 2L: the figure the wall-time targets judge, and print. */
-const in2L = (wallMs: number, latencyMs: number) => wallMs / (2 * latencyMs);
-
 /**
  * The provider alone, `users` clients making a switch's two calls at once at `latencyMs` (provider-alone.ts):
  * of a wall time judged against 2L, the provider's own part, in the same run.
@@ -143,24 +140,23 @@ const times2L = (wallMs: number, latencyMs: number, limit: number) =>
 
 /**
  * A load on the app and the floors, taking turns wave by wave (floor-waves.ts): next-bare's and bare's walls in
- * units of 2L, and the app's as a ratio to next-bare's, paired round by round. The app there is the lab on under
- * `lease` at P = 16, so for another P the pairing says what the part takes, not what that P adds.
+ * units of 2L, and the app's as a ratio to next-bare's, paired round by round (the median of the rounds' ratios).
+ * The app ran there on one instance at one pool size: it explains only that P's verdict.
  */
-function floorWavesAt(results: Results, load: FloorLoad, latencyMs: number, limit: number) {
-  const [app, part, bare] = (["lab on", "next-bare", "bare"] as const).map((name) => floorWaveOf(results, name, load));
-  if (!app || !part) return undefined;
-  const paired = pairedRatio(app, part);
+function floorWavesAt(results: Results, load: FloorLoad, poolSize: number, latencyMs: number, limit: number) {
+  const { app, part, bare, paired } = floorsAt(results, load);
+  if (!app || !part || !paired) return undefined;
   const partIn2L = in2L(part.wallMs.median, latencyMs);
   const bareText = bare ? `, bare ${in2L(bare.wallMs.median, latencyMs).toFixed(2)} × 2L` : "";
   return {
     text:
       `; ${load.clicksEach > 1 ? "these clicks" : "K at once"} on the floors: next-bare ${partIn2L.toFixed(2)} × 2L` +
-      `${bareText}, the app (P = 16) ${spread(paired)}× next-bare, paired`,
+      `${bareText}, the app (P = ${app.poolSize}) ${spread(paired)}× next-bare, paired`,
     partMisses: !atMost(limit)(partIn2L),
-    appWithin: atMost(limit)(paired.median),
+    appWithin: app.poolSize === poolSize && atMost(limit)(paired.median),
     explanation:
       `next-bare alone ${figureAgainst(partIn2L, atMost(limit))} × 2L; ` +
-      `the app beside it ${figureAgainst(paired.median, atMost(limit))}× it (≤ ${limit})`,
+      `the app at P = ${app.poolSize} beside it ${figureAgainst(paired.median, atMost(limit))}× it (≤ ${limit})`,
   };
 }
 
@@ -175,7 +171,7 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
       atMost(limit)(in2L(wave.wallMs.median, latencyMs)),
       !!pair && atMost(limit)(in2L(pair.wallMs.median, latencyMs)),
     ];
-    const floors = floorWavesAt(results, { users: wave.users, clicksEach: 1 }, latencyMs, limit);
+    const floors = floorWavesAt(results, { users: wave.users, clicksEach: 1 }, wave.poolSize, latencyMs, limit);
     add(
       `scaling, lease K=${wave.users} P=${wave.poolSize}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
       `one: ${times2L(wave.wallMs.median, latencyMs, limit)}` +
@@ -281,7 +277,7 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
     const [one, two] = [clicksOf(results, kind, 1), clicksOf(results, kind, 2)];
     if (!one) continue;
     const holds = (run: typeof one | undefined) => !!run && atMost(limit)(in2L(run.wallMs.median, latencyMs));
-    const floors = floorWavesAt(results, clickShapes[kind], latencyMs, limit);
+    const floors = floorWavesAt(results, clickShapes[kind], one.poolSize, latencyMs, limit);
     add(
       `clicks, ${kind}: wall ≤ ${limit} × 2L, one instance or two behind HAProxy`,
       `one: ${times2L(one.wallMs.median, latencyMs, limit)}` +
@@ -417,7 +413,7 @@ export function checkTargets(results: Results, latencyMs: number): Target[] {
   loneSwitchTargets(results, adding("lone switch"));
   leaseScalingTargets(results, adding("K at once"), latencyMs);
   queueingTargets(results, adding("K at once"));
-  floorWaveTargets(results, adding("K at once"));
+  floorWaveTargets(results, adding("floors"));
   bystanderTargets(results, adding("bystander"));
   twoInstanceTargets(results, adding("two instances"), latencyMs);
   clickTargets(results, adding("clicks"), latencyMs);
