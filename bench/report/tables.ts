@@ -164,7 +164,7 @@ export function printVerdicts(targets: Target[]): void {
   console.table(
     targets.map(({ explainedBy, ...each }) => ({
       ...each,
-      holds: each.holds ? "yes" : explainedBy ? "explained" : "NO",
+      holds: each.holds ? "yes" : explainedBy ? "no (explained)" : "NO",
     })),
   );
   const failing = targets.filter((each) => !each.holds);

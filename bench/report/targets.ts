@@ -5,6 +5,7 @@
 import { clickShapes, type ClickKind } from "../clicks";
 import { floorLoadName, type FloorLoad } from "../floor-waves";
 import type { Strategy, WaveResult } from "../http-load";
+import type { Repeated } from "../stats";
 import {
   answersText,
   atMost,
@@ -19,7 +20,6 @@ import {
   spreadAgainst,
   type Results,
 } from "./results";
-import type { Repeated } from "../stats";
 
 export interface Target {
   /** The bench's step it belongs to. */
