@@ -7,9 +7,9 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { startApp, type RunningApp } from "../test/harness/app-server";
-import { appClient } from "../test/harness/http-client";
+import { appClient, type AppClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServer, cpuServerNames, loneSwitches, type CpuServerName } from "./app-cpu";
+import { appCpu, cpuServer, cpuServerNames, loneSwitches, warmUp, type CpuServer, type CpuServerName } from "./app-cpu";
 import { floorServerNames, floorWaves, type FloorLoad } from "./floor-waves";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
@@ -22,7 +22,10 @@ interface CpuStepOptions {
   progress: (note: string) => void;
   /** The servers measured, all of them unless said (`npm run bench:cpu` with BENCH_CPU_SERVERS). */
   only?: readonly CpuServerName[];
-  /** Waves on the app (the lab on), next-bare and bare, those of them measured, taking turns in rounds. */
+  /**
+   * Waves on the app (the lab on), next-bare and bare, those of them measured, taking turns in rounds; at a pool
+   * size other than the step's, next-bare and bare are started again with it.
+   */
   floorWaves?: { loads: FloorLoad[]; rounds: number };
 }
 
@@ -35,7 +38,8 @@ export async function cpuStep(
 ) {
   progress(`starting ${only.filter((name) => name !== "lab on").join(", ")}`);
   const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
-  await checkRoomForPools(db, only.length * options.poolSize);
+  const floorPools = (floorPlan?.loads ?? []).map((load) => load.poolSize).filter((size) => size !== options.poolSize);
+  await checkRoomForPools(db, only.length * options.poolSize + 2 * Math.max(0, ...floorPools));
   // The lab on is the already running app (the lab's client, whether measured or not); the others start here.
   const starters: Record<CpuServerName, () => Promise<RunningServer>> = {
     "lab on": async () => app,
@@ -66,10 +70,66 @@ export async function cpuStep(
   const appCpuConsistent = (await lab.audit()).consistent as boolean;
   const lone = await loneSwitches(servers, db, lab, { ...plan.single, poolSize: 16 }, random, progress);
   const floors = servers.filter((each) => (floorServerNames as readonly string[]).includes(each.name));
+  const floorsAtPool = floorServersAt(floors, options, { db, lab, started, plan, progress });
   const floorWaveResults = floorPlan
-    ? await floorWaves(floors, db, lab, { ...floorPlan, latencyMs: scalingLatencyMs, poolSize: 16, random }, progress)
+    ? await floorWaves(floorsAtPool, db, lab, { ...floorPlan, latencyMs: scalingLatencyMs, random }, progress)
     : [];
   return { appCpu: measured, appCpuConsistent, loneSwitches: lone, floorWaves: floorWaveResults };
+}
+
+/**
+ * The floor servers at a pool size: those already running at the step's; at another, next-bare and bare started
+ * again with it (on ports of their own) and warmed up as every server is, the last pool size's stopped first.
+ */
+function floorServersAt(
+  floors: CpuServer[],
+  options: { databaseUrl: string; providerUrl: string; poolSize: number },
+  {
+    db,
+    lab,
+    started,
+    plan,
+    progress,
+  }: {
+    db: Kysely<Database>;
+    lab: AppClient;
+    started: RunningServer[];
+    plan: Pick<Plan, "warmUp">;
+    progress: (note: string) => void;
+  },
+) {
+  const ownPool: RunningServer[] = [];
+  return async (poolSize: number): Promise<CpuServer[]> => {
+    await Promise.all(ownPool.splice(0).map((server) => server.stop()));
+    if (poolSize === options.poolSize) return floors;
+    const at = { ...options, poolSize };
+    const starters: Partial<Record<string, () => Promise<RunningServer>>> = {
+      "next-bare": () => startNextFixture("next-bare", { ...at, port: port("BENCH_OTHER_POOL_NEXT_BARE_PORT", 3211) }),
+      bare: () => startNodeServer("bare-server.ts", { ...at, port: port("BENCH_OTHER_POOL_BARE_PORT", 3212) }),
+    };
+    progress(`on the floors: starting next-bare and bare with a pool of ${poolSize}`);
+    const servers = [];
+    for (const floor of floors) {
+      const start = starters[floor.name];
+      if (!start) {
+        servers.push(floor);
+        continue;
+      }
+      const server = await start();
+      started.push(server);
+      ownPool.push(server);
+      servers.push(cpuServer(floor.name, server, floor.isTheApp));
+    }
+    const latencyMs = scalingLatencyMs;
+    await warmUp(
+      servers.filter((server) => !floors.includes(server)),
+      db,
+      lab,
+      { ...plan.warmUp, latencyMs, poolSize },
+      progress,
+    );
+    return servers;
+  };
 }
 
 /**

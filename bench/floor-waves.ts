@@ -7,7 +7,9 @@
  * two servers' waves, no settle and no rest: the CPU step's own waves follow a 300 ms settle and five other
  * servers' turns, and its K = 64 walls ran 1.26× and 1.46× step 2's for the same app in the runs of 408e0fb and
  * 4453972. Each load starts with a round not measured, as step 2's and step 3's do: a load's first waves after
- * the last load's ran up to twice as long.
+ * the last load's ran up to twice as long. Every pool size of step 2 has its own floors: the app's pool set by the
+ * lab, next-bare and bare started with the same (a K = 64 wave on 2 connections queues its statements, on every
+ * server alike).
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
@@ -20,18 +22,18 @@ import { repeated, shuffled, type Repeated } from "./stats";
 export interface FloorLoad {
   users: number;
   clicksEach: number;
+  /** The pool of every server: the app's (the lab's setting), next-bare's and bare's: the P whose verdicts it explains. */
+  poolSize: number;
 }
 
 /** The app, and the floors it is paired with. */
 export const floorServerNames = ["lab on", "next-bare", "bare"] as const satisfies readonly CpuServerName[];
 
-export const floorLoadName = ({ users, clicksEach }: FloorLoad) =>
-  clicksEach > 1 ? `${clicksEach} clicks at once` : `K=${users}`;
+export const floorLoadName = ({ users, clicksEach, poolSize }: FloorLoad) =>
+  `${clicksEach > 1 ? `${clicksEach} clicks at once` : `K=${users}`} P=${poolSize}`;
 
 export interface FloorWaveResult extends FloorLoad {
   name: string;
-  /** The app's pool (the lab's setting): the P whose verdicts the app's pairing may explain. */
-  poolSize: number;
   /** Per round: until all the load's clicks had answered. */
   wallMs: Repeated;
   statuses: Record<string, number>;
@@ -40,54 +42,66 @@ export interface FloorWaveResult extends FloorLoad {
 }
 
 export async function floorWaves(
-  servers: CpuServer[],
+  serversAt: (poolSize: number) => Promise<CpuServer[]>,
   db: Kysely<Database>,
   lab: AppClient,
-  options: { loads: FloorLoad[]; rounds: number; latencyMs: number; poolSize: number; random: () => number },
+  options: { loads: FloorLoad[]; rounds: number; latencyMs: number; random: () => number },
   progress: (note: string) => void,
 ): Promise<FloorWaveResult[]> {
-  const users = await freshLab(lab, db, Math.max(...options.loads.map((load) => load.users)), {
-    strategy: "lease",
-    poolSize: options.poolSize,
-    latencyMs: options.latencyMs,
-  });
-  const { switchOnce } = await serverSwitchers(servers, users);
   const results: FloorWaveResult[] = [];
-  for (const load of options.loads) {
-    // Each click picks its user's other identity as it is sent: a user's clicks at once all ask for the same one.
-    // (`switchOnce` counts statuses by `switchLoad`'s K alone; the load's own are counted below.)
-    const switchLoad = { users: load.users, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
-    const wave = (server: CpuServer) =>
-      Promise.all(
-        Array.from({ length: load.users }, (_, index) =>
-          Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, switchLoad, index))),
-        ),
-      );
-    for (const server of shuffled(servers, options.random)) {
-      progress(`on the floors: ${server.name}, ${floorLoadName(load)}, a round not measured`);
-      await wave(server);
-    }
-    const walls = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
-    const statuses = new Map<CpuServer, Record<string, number>>(servers.map((server) => [server, {}]));
-    for (let round = 0; round < options.rounds; round++)
-      for (const server of shuffled(servers, options.random)) {
-        progress(`on the floors: ${server.name}, ${floorLoadName(load)}, round ${round + 1}/${options.rounds}`);
-        const started = performance.now();
-        const answered = (await wave(server)).flat();
-        walls.get(server)!.push(performance.now() - started);
-        const counts = statuses.get(server)!;
-        for (const status of answered) counts[status] = (counts[status] ?? 0) + 1;
-      }
-    const { consistent } = await lab.audit();
-    for (const server of servers)
-      results.push({
-        name: server.name,
-        ...load,
-        poolSize: options.poolSize,
-        wallMs: repeated(walls.get(server)!),
-        statuses: statuses.get(server)!,
-        consistent,
-      });
+  for (const poolSize of new Set(options.loads.map((load) => load.poolSize))) {
+    const servers = await serversAt(poolSize);
+    const loads = options.loads.filter((load) => load.poolSize === poolSize);
+    const users = await freshLab(lab, db, Math.max(...loads.map((load) => load.users)), {
+      strategy: "lease",
+      poolSize,
+      latencyMs: options.latencyMs,
+    });
+    const { switchOnce } = await serverSwitchers(servers, users);
+    for (const load of loads) results.push(...(await loadOnFloors(servers, switchOnce, lab, load, options, progress)));
   }
   return results;
+}
+
+/** One load's rounds on `servers`, taking turns wave by wave after a round not measured. */
+async function loadOnFloors(
+  servers: CpuServer[],
+  switchOnce: Awaited<ReturnType<typeof serverSwitchers>>["switchOnce"],
+  lab: AppClient,
+  load: FloorLoad,
+  options: { rounds: number; random: () => number },
+  progress: (note: string) => void,
+): Promise<FloorWaveResult[]> {
+  // Each click picks its user's other identity as it is sent: a user's clicks at once all ask for the same one.
+  // (`switchOnce` counts statuses by `switchLoad`'s K alone; the load's own are counted below.)
+  const switchLoad = { users: load.users, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
+  const wave = (server: CpuServer) =>
+    Promise.all(
+      Array.from({ length: load.users }, (_, index) =>
+        Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, switchLoad, index))),
+      ),
+    );
+  for (const server of shuffled(servers, options.random)) {
+    progress(`on the floors: ${server.name}, ${floorLoadName(load)}, a round not measured`);
+    await wave(server);
+  }
+  const walls = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
+  const statuses = new Map<CpuServer, Record<string, number>>(servers.map((server) => [server, {}]));
+  for (let round = 0; round < options.rounds; round++)
+    for (const server of shuffled(servers, options.random)) {
+      progress(`on the floors: ${server.name}, ${floorLoadName(load)}, round ${round + 1}/${options.rounds}`);
+      const started = performance.now();
+      const answered = (await wave(server)).flat();
+      walls.get(server)!.push(performance.now() - started);
+      const counts = statuses.get(server)!;
+      for (const status of answered) counts[status] = (counts[status] ?? 0) + 1;
+    }
+  const { consistent } = await lab.audit();
+  return servers.map((server) => ({
+    name: server.name,
+    ...load,
+    wallMs: repeated(walls.get(server)!),
+    statuses: statuses.get(server)!,
+    consistent,
+  }));
 }

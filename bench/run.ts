@@ -14,9 +14,9 @@
  * 4. CPU per switch (app-cpu.ts): the app with the lab on and off, the product's switch outside Next.js,
  *    a minimal Next.js route (`next-min`) and the machine's floor (`bare`), at K = 64 and K = 1, and a page
  *    read plus a switch; each server's own processes read from /proc, net of their rate at rest. Then a lone
- *    switch on each, as in 2. Then K at once, as in 2, and 30 clicks at once, as in 3, on the app and on the
- *    floors beside it (next-bare, bare), taking turns wave by wave (floor-waves.ts): what of a wave's wall time
- *    is no code of ours.
+ *    switch on each, as in 2. Then K at once at each P, as in 2, and 30 clicks at once, as in 3, on the app and
+ *    on the floors beside it (next-bare, bare, with the same pool), taking turns wave by wave (floor-waves.ts):
+ *    what of a wave's wall time is no code of ours.
  *    `npm run bench:profile` says where it goes.
  *
  * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),
@@ -195,9 +195,14 @@ try {
   const second = () => startApp({ databaseUrl, port: port("BENCH_SECOND_APP_PORT", 3219), env: appEnv });
   const http = await httpStep(app, second, db, await providerFor(databaseUrl));
   const { clicks, balanced } = await clicksStep(app, databaseUrl, db);
+  // Step 2's K at every P of it, and step 3's storm at its P.
   const floorLoads = [
-    ...plan.scaling.userCounts.map((users) => ({ users, clicksEach: 1 })),
-    clickShapes["30 clicks at once"],
+    ...plan.scaling.poolSizes.flatMap((poolSize) =>
+      plan.scaling.userCounts.map((users) => ({ users, clicksEach: 1, poolSize })),
+    ),
+    ...clicks
+      .filter((each) => each.kind === "30 clicks at once" && each.instances === 1)
+      .map(({ poolSize }) => ({ ...clickShapes["30 clicks at once"], poolSize })),
   ];
   const floorWaves = { loads: floorLoads, rounds: plan.floorWaves.rounds };
   const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress, floorWaves });

@@ -43,7 +43,10 @@ export function cpuOf(
 /** The floor waves' loads, in the order they ran. */
 export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">): FloorLoad[] => [
   ...new Map(
-    floorWaves.map(({ users, clicksEach }) => [floorLoadName({ users, clicksEach }), { users, clicksEach }]),
+    floorWaves.map(({ users, clicksEach, poolSize }) => [
+      floorLoadName({ users, clicksEach, poolSize }),
+      { users, clicksEach, poolSize },
+    ]),
   ).values(),
 ];
 
@@ -51,9 +54,9 @@ export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">): 
  * A load's waves in the floor waves (floor-waves.ts): the app's, next-bare's (the part) and bare's, and the app's
  * wave times as a ratio to next-bare's, round by round: they took turns, so a round shares its moment.
  */
-export function floorsAt({ floorWaves = [] }: Pick<Results, "floorWaves">, { users, clicksEach }: FloorLoad) {
+export function floorsAt({ floorWaves = [] }: Pick<Results, "floorWaves">, load: FloorLoad) {
   const [app, part, bare] = floorServerNames.map((name) =>
-    floorWaves.find((each) => each.name === name && each.users === users && each.clicksEach === clicksEach),
+    floorWaves.find((each) => each.name === name && floorLoadName(each) === floorLoadName(load)),
   );
   const paired = app && part ? repeated(app.wallMs.runs.map((wall, round) => wall / part.wallMs.runs[round]!)) : null;
   return { app, part, bare, paired };

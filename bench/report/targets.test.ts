@@ -66,18 +66,29 @@ describe("a wall-time miss explained by next-bare, the least switch in a Next.js
     );
     const verdict = waveVerdict(run);
     expect(verdict.holds).toBe(false);
-    expect(verdict.explainedBy).toBe("next-bare alone 1.50 × 2L; the app at P = 16 beside it 1.16× it (≤ 1.25)");
-    expect(verdict.measured).toContain("next-bare 1.50 × 2L, bare 1.30 × 2L, the app (P = 16) 1.16 [1.13–1.17]×");
+    expect(verdict.explainedBy).toBe("next-bare alone 1.50 × 2L; the app beside it 1.16× it (≤ 1.25)");
+    expect(verdict.measured).toContain(
+      "on the floors at P = 16: next-bare 1.50 × 2L, bare 1.30 × 2L, the app 1.16 [1.13–1.17]× next-bare",
+    );
   });
 
-  it("explains no other pool size's miss than the one the app was paired at", () => {
+  it("explains a pool size's miss only by the floors at that pool size", () => {
     const atP4 = { ...lease64(700), poolSize: 4 };
-    const run = runWith([atP4], [floorWave("lab on", [700]), floorWave("next-bare", [600])]);
-    const verdict = checkTargets(run, latencyMs).find((each) =>
-      each.target.startsWith("scaling, lease K=64 P=4: wall"),
-    )!;
-    expect(verdict).not.toHaveProperty("explainedBy");
-    expect(verdict.measured).toContain("the app (P = 16) 1.17 [1.17–1.17]× next-bare, paired");
+    const verdictAtP4 = (floorWaves: FloorWaveResult[]) =>
+      checkTargets(runWith([atP4], floorWaves), latencyMs).find((each) =>
+        each.target.startsWith("scaling, lease K=64 P=4: wall"),
+      )!;
+    const atP16 = verdictAtP4([floorWave("lab on", [700]), floorWave("next-bare", [600])]);
+    expect(atP16).not.toHaveProperty("explainedBy");
+    expect(atP16.measured).not.toContain("on the floors");
+    const atP4Too = verdictAtP4([
+      floorWave("lab on", [700]),
+      floorWave("next-bare", [600]),
+      floorWave("lab on", [720], undefined, 4),
+      floorWave("next-bare", [640], undefined, 4),
+    ]);
+    expect(atP4Too.explainedBy).toBe("next-bare alone 1.60 × 2L; the app beside it 1.13× it (≤ 1.25)");
+    expect(atP4Too.measured).toContain("on the floors at P = 4: next-bare 1.60 × 2L, the app 1.13 [1.13–1.13]×");
   });
 
   it("stays a plain miss where next-bare alone holds the limit: the part does not explain it", () => {
@@ -103,7 +114,7 @@ describe("a wall-time miss explained by next-bare, the least switch in a Next.js
     const verdict = checkTargets(runWith([], [floorWave("lab on", [700]), broken]), latencyMs).find((each) =>
       each.target.startsWith("on the floors"),
     )!;
-    expect(verdict).toMatchObject({ holds: false, measured: "next-bare K=64: 63×200 1×500, VIOLATION" });
+    expect(verdict).toMatchObject({ holds: false, measured: "next-bare K=64 P=16: 63×200 1×500, VIOLATION" });
   });
 });
 
@@ -126,7 +137,7 @@ describe("30 clicks at once explained by next-bare's own storm", () => {
     const floors = [floorWave("lab on", [500], storm), floorWave("next-bare", [480], storm)];
     expect(stormVerdict(runWith([], floors, [appStorm(500)]))).toMatchObject({
       holds: false,
-      explainedBy: "next-bare alone 1.20 × 2L; the app at P = 16 beside it 1.04× it (≤ 1.15)",
+      explainedBy: "next-bare alone 1.20 × 2L; the app beside it 1.04× it (≤ 1.15)",
     });
   });
 
@@ -172,14 +183,14 @@ describe("the lone switch explained by next-bare's, timed beside the app's in th
   });
 });
 
-describe("the CPU target explained by next-bare", () => {
-  const cpu = (name: string, msPerSwitch: number) =>
+describe("the CPU targets explained by next-bare", () => {
+  const cpu = (name: string, msPerSwitch: number, load = "K=64") =>
     ({
       name,
-      load: "K=64",
-      readsPageFirst: false,
-      users: 64,
-      switchesEach: 1,
+      load,
+      readsPageFirst: load.startsWith("page"),
+      users: load === "K=64" ? 64 : 1,
+      switchesEach: load === "K=64" ? 1 : 10,
       restingPercentOfCore: repeated([0]),
       wallMs: repeated([700]),
       cpuMsPerSwitch: repeated([msPerSwitch]),
@@ -188,11 +199,10 @@ describe("the CPU target explained by next-bare", () => {
       statuses: { 200: 64 },
       window: { fromUs: 0, toUs: 1 },
     }) as AppCpuResult;
+  const cpuVerdict = (appCpu: AppCpuResult[], target: string) =>
+    checkCpuTargets({ appCpu, appCpuConsistent: true }).find((each) => each.target.includes(target))!;
   const labOffVerdict = (labOff: number, nextBare: number) =>
-    checkCpuTargets({
-      appCpu: [cpu("lab off", labOff), cpu("next-min", 4), cpu("next-bare", nextBare)],
-      appCpuConsistent: true,
-    }).find((each) => each.target.includes("lab off ≤ next-min + 0.8 ms"))!;
+    cpuVerdict([cpu("lab off", labOff), cpu("next-min", 4), cpu("next-bare", nextBare)], "lab off ≤ next-min + 0.8 ms");
 
   it("is explained where next-bare alone is past next-min + 0.8 ms and lab off within 0.8 ms of next-bare", () => {
     expect(labOffVerdict(7.3, 7)).toMatchObject({
@@ -204,5 +214,46 @@ describe("the CPU target explained by next-bare", () => {
   it("stays a plain miss where lab off is past next-bare + 0.8 ms, or next-bare alone holds", () => {
     expect(labOffVerdict(8, 7).explainedBy).toBeUndefined();
     expect(labOffVerdict(5, 4.5).explainedBy).toBeUndefined();
+  });
+
+  const growthVerdict = (labOffOne: number, nextBareOne: number) =>
+    cpuVerdict(
+      [cpu("lab off", 8), cpu("lab off", labOffOne, "K=1"), cpu("next-bare", 7), cpu("next-bare", nextBareOne, "K=1")],
+      "lab off: K=1 ≤ 2× K=64",
+    );
+
+  it("explains a lone switch's growth past 2× where next-bare's own grew past 2× and more than the app's", () => {
+    expect(growthVerdict(17, 16)).toMatchObject({
+      holds: false,
+      explainedBy: "next-bare's own K=1 is 2.29× its K=64; lab off's 2.13× (≤ next-bare's)",
+    });
+  });
+
+  it("stays a plain miss where the app grew more than next-bare, or next-bare within 2×", () => {
+    expect(growthVerdict(17, 14.5).explainedBy).toBeUndefined();
+    expect(growthVerdict(17, 13).explainedBy).toBeUndefined();
+  });
+
+  const pageVerdict = (page: number, nextMinOne: number, nextBareOne: number) =>
+    cpuVerdict(
+      [
+        cpu("lab on", page, "page read + switch, K=1"),
+        cpu("next-min", nextMinOne, "K=1"),
+        cpu("next-bare", nextBareOne, "K=1"),
+      ],
+      "a lone page read + switch",
+    );
+
+  it("explains a lone page read + switch past 8 ms where next-min's lone request and next-bare's switch take more", () => {
+    expect(pageVerdict(26, 10, 18)).toMatchObject({
+      holds: false,
+      explainedBy:
+        "next-min's lone request and next-bare's lone switch alone take 28.00 ms; the app's 0.93× them (≤ 1)",
+    });
+  });
+
+  it("stays a plain miss where the app takes more than those two, or they take 8 ms or less", () => {
+    expect(pageVerdict(26, 10, 15).explainedBy).toBeUndefined();
+    expect(pageVerdict(9, 3, 4).explainedBy).toBeUndefined();
   });
 });
