@@ -10,6 +10,7 @@ import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient, type AppClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
 import { appCpu, cpuServer, cpuServerNames, loneSwitches, warmUp, type CpuServer, type CpuServerName } from "./app-cpu";
+import { bystanderFloorNames, floorBystander } from "./floor-bystander";
 import { floorServerNames, floorWaves, type FloorLoad } from "./floor-waves";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { appEnv, scalingLatencyMs, type Plan } from "./plan";
@@ -27,6 +28,8 @@ interface CpuStepOptions {
    * size other than the step's, next-bare and bare are started again with it.
    */
   floorWaves?: { loads: FloorLoad[]; rounds: number };
+  /** A bystander's reads on the app and next-bare, at step 2's K, reads and pool size (floor-bystander.ts). */
+  floorBystander?: { userCounts: number[]; reads: number; readEveryMs: number; poolSize: number };
 }
 
 export async function cpuStep(
@@ -34,11 +37,20 @@ export async function cpuStep(
   databaseUrl: string,
   db: Kysely<Database>,
   started: RunningServer[],
-  { plan, random, progress, only = cpuServerNames, floorWaves: floorPlan }: CpuStepOptions,
+  {
+    plan,
+    random,
+    progress,
+    only = cpuServerNames,
+    floorWaves: floorPlan,
+    floorBystander: bystanderPlan,
+  }: CpuStepOptions,
 ) {
   progress(`starting ${only.filter((name) => name !== "lab on").join(", ")}`);
   const options = { databaseUrl, providerUrl: await providerFor(databaseUrl), poolSize: Number(appEnv.DB_POOL_SIZE) };
-  const floorPools = (floorPlan?.loads ?? []).map((load) => load.poolSize).filter((size) => size !== options.poolSize);
+  const floorPools = [...(floorPlan?.loads ?? []), ...(bystanderPlan ? [bystanderPlan] : [])]
+    .map((load) => load.poolSize)
+    .filter((size) => size !== options.poolSize);
   await checkRoomForPools(db, only.length * options.poolSize + 2 * Math.max(0, ...floorPools));
   // The lab on is the already running app (the lab's client, whether measured or not); the others start here.
   const starters: Record<CpuServerName, () => Promise<RunningServer>> = {
@@ -74,23 +86,34 @@ export async function cpuStep(
   const floorWaveResults = floorPlan
     ? await floorWaves(floorsAtPool, db, lab, { ...floorPlan, latencyMs: scalingLatencyMs, random }, progress)
     : [];
-  return { appCpu: measured, appCpuConsistent, loneSwitches: lone, floorWaves: floorWaveResults };
+  const bystanderFloors = bystanderPlan
+    ? await floorBystander(
+        (await floorsAtPool(bystanderPlan.poolSize)).filter((each) =>
+          (bystanderFloorNames as readonly string[]).includes(each.name),
+        ),
+        db,
+        lab,
+        { ...bystanderPlan, latencyMs: scalingLatencyMs, random },
+        progress,
+      )
+    : [];
+  return {
+    appCpu: measured,
+    appCpuConsistent,
+    loneSwitches: lone,
+    floorWaves: floorWaveResults,
+    floorBystander: bystanderFloors,
+  };
 }
 
 /**
  * The floor servers at a pool size: those already running at the step's; at another, next-bare and bare started
- * again with it (on ports of their own) and warmed up as every server is, the last pool size's stopped first.
+ * again with it (on ports of their own) and warmed up as every server is, the last other pool size's stopped first.
  */
 function floorServersAt(
   floors: CpuServer[],
   options: { databaseUrl: string; providerUrl: string; poolSize: number },
-  {
-    db,
-    lab,
-    started,
-    plan,
-    progress,
-  }: {
+  step: {
     db: Kysely<Database>;
     lab: AppClient;
     started: RunningServer[];
@@ -98,37 +121,40 @@ function floorServersAt(
     progress: (note: string) => void;
   },
 ) {
+  const startersAt = (poolSize: number): Partial<Record<string, () => Promise<RunningServer>>> => ({
+    "next-bare": () =>
+      startNextFixture("next-bare", { ...options, poolSize, port: port("BENCH_OTHER_POOL_NEXT_BARE_PORT", 3211) }),
+    bare: () =>
+      startNodeServer("bare-server.ts", { ...options, poolSize, port: port("BENCH_OTHER_POOL_BARE_PORT", 3212) }),
+  });
   const ownPool: RunningServer[] = [];
+  let current = { poolSize: options.poolSize, servers: floors };
   return async (poolSize: number): Promise<CpuServer[]> => {
+    if (poolSize === current.poolSize) return current.servers;
     await Promise.all(ownPool.splice(0).map((server) => server.stop()));
+    current = { poolSize, servers: floors };
     if (poolSize === options.poolSize) return floors;
-    const at = { ...options, poolSize };
-    const starters: Partial<Record<string, () => Promise<RunningServer>>> = {
-      "next-bare": () => startNextFixture("next-bare", { ...at, port: port("BENCH_OTHER_POOL_NEXT_BARE_PORT", 3211) }),
-      bare: () => startNodeServer("bare-server.ts", { ...at, port: port("BENCH_OTHER_POOL_BARE_PORT", 3212) }),
-    };
-    progress(`on the floors: starting next-bare and bare with a pool of ${poolSize}`);
-    const servers = [];
+    step.progress(`on the floors: starting next-bare and bare with a pool of ${poolSize}`);
+    const starters = startersAt(poolSize);
+    const servers: CpuServer[] = [];
     for (const floor of floors) {
       const start = starters[floor.name];
-      if (!start) {
-        servers.push(floor);
-        continue;
+      const server = start && (await start());
+      if (server) {
+        step.started.push(server);
+        ownPool.push(server);
       }
-      const server = await start();
-      started.push(server);
-      ownPool.push(server);
-      servers.push(cpuServer(floor.name, server, floor.isTheApp));
+      servers.push(server ? cpuServer(floor.name, server, false) : floor);
     }
-    const latencyMs = scalingLatencyMs;
+    const warmUpOptions = { ...step.plan.warmUp, latencyMs: scalingLatencyMs, poolSize };
     await warmUp(
       servers.filter((server) => !floors.includes(server)),
-      db,
-      lab,
-      { ...plan.warmUp, latencyMs, poolSize },
-      progress,
+      step.db,
+      step.lab,
+      warmUpOptions,
+      step.progress,
     );
-    return servers;
+    return (current = { poolSize, servers }).servers;
   };
 }
 

@@ -265,6 +265,24 @@ export async function bystanderReads(
   const bystander = await lab.signedIn("alan");
   for (let i = 0; i < 20; i++) await bystander.get("/api/users/alan");
   progress(`bystander, ${options.users === 0 ? "idle" : options.strategy}: K=${options.users} P=${options.poolSize}`);
+  return {
+    strategy: options.users === 0 ? "idle" : options.strategy,
+    users: options.users,
+    poolSize: options.poolSize,
+    reads: await readsWhileSwitching(() => bystander.get("/api/users/alan"), switchOnce, options),
+  };
+}
+
+/**
+ * `reads` calls of `read`, one every `readEveryMs`, open loop, while `users` users switch back and forth
+ * without pause (`switchOnce` by user index, closed loop per user), from the moment the first of their switches
+ * have answered: each read's time until its answer.
+ */
+export async function readsWhileSwitching(
+  read: () => Promise<unknown>,
+  switchOnce: (index: number) => Promise<unknown>,
+  options: { users: number; reads: number; readEveryMs: number },
+): Promise<Distribution> {
   let running = true;
   // The load's warm-up: reads are measured once the first switches have answered (all K, or 16), so they
   // see the load's steady state, not its first burst (K switches arriving at the same moment).
@@ -283,18 +301,13 @@ export async function bystanderReads(
   const pending: Promise<void>[] = [];
   for (let i = 0; i < options.reads; i++) {
     const before = performance.now();
-    pending.push(bystander.get("/api/users/alan").then(() => void times.push(performance.now() - before)));
+    pending.push(read().then(() => void times.push(performance.now() - before)));
     await new Promise((resolve) => setTimeout(resolve, options.readEveryMs));
   }
   await Promise.all(pending);
   running = false;
   await Promise.all(load);
-  return {
-    strategy: options.users === 0 ? "idle" : options.strategy,
-    users: options.users,
-    poolSize: options.poolSize,
-    reads: distribution(times),
-  };
+  return distribution(times);
 }
 
 export interface TwoInstancesResult {

@@ -205,7 +205,9 @@ try {
       .map(({ poolSize }) => ({ ...clickShapes["30 clicks at once"], poolSize })),
   ];
   const floorWaves = { loads: floorLoads, rounds: plan.floorWaves.rounds };
-  const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress, floorWaves });
+  const { reads, readEveryMs, userCounts } = plan.bystander;
+  const floorBystander = { userCounts: userCounts.lease, reads, readEveryMs, poolSize: bystanderPoolSize };
+  const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress, floorWaves, floorBystander });
   const results = {
     date: new Date().toISOString(),
     mode: quick ? "quick" : "full",

@@ -7,7 +7,17 @@ import path from "node:path";
 import { cpuServerNames, type CpuServerName } from "../app-cpu";
 import { floorLoadName, type FloorWaveResult } from "../floor-waves";
 import { repeated } from "../stats";
-import { cpuOf, floorLoadsOf, floorsAt, in2L, ms, spread, type Results } from "./results";
+import {
+  bystanderFloorsAt,
+  cpuOf,
+  floorBystanderLoadsOf,
+  floorLoadsOf,
+  floorsAt,
+  in2L,
+  ms,
+  spread,
+  type Results,
+} from "./results";
 import type { Target } from "./targets";
 
 interface Run extends Results {
@@ -99,6 +109,19 @@ function floorWavesTable(run: Run): string {
   );
 }
 
+/** A bystander on the app and on next-bare, taking turns: read p99, and as a multiple of each one's own idle p99. */
+function floorBystanderTable(run: Run): string {
+  const text = (side: { p99: number; overIdle: number } | undefined) =>
+    side ? `${ms(side.p99)} ms, ${side.overIdle.toFixed(2)}×` : "—";
+  return table(
+    ["load", "app (lab on, lease): p99, × its idle", "next-bare: p99, × its idle"],
+    floorBystanderLoadsOf(run).map(({ users, poolSize }) => {
+      const floors = bystanderFloorsAt(run, users, poolSize);
+      return [`K=${users} P=${poolSize}`, text(floors?.app), text(floors?.part)];
+    }),
+  );
+}
+
 const file = process.argv[2] ?? path.join(import.meta.dirname, "..", "results", "latest.json");
 const run = JSON.parse(readFileSync(file, "utf8")) as Run;
 const holding = run.targets.filter((each) => each.holds).length;
@@ -123,6 +146,9 @@ console.log(
     "",
     ...(run.floorWaves?.length
       ? ["The app and the floors, taking turns (median [min–max] of rounds):", "", floorWavesTable(run), ""]
+      : []),
+    ...(run.floorBystander?.length
+      ? ["A bystander on the app and on next-bare, taking turns:", "", floorBystanderTable(run), ""]
       : []),
     `${holding} of ${run.targets.length} targets hold${explainedText}:`,
     "",

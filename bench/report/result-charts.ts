@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { lineChart, type Series } from "../charts";
 import type { Strategy } from "../http-load";
-import { idleReadP99, type Results } from "./results";
+import { idleReadP99, readP99, type Results } from "./results";
 
 const colors: Record<string, string[]> = {
   lease: ["#1b7f3b", "#2ca25f", "#66c2a4"],
@@ -106,7 +106,7 @@ function bystanderChart(results: Results): string {
     color: colors[strategy]![0]!,
     points: results.bystander
       .filter((run) => run.strategy === strategy)
-      .map((run) => [run.users, run.reads.p99 ?? run.reads.max] as [number, number]),
+      .map((run) => [run.users, readP99(run.reads)] as [number, number]),
   }));
   bystander.push({
     label: "1.5 × idle p99",

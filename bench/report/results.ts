@@ -2,10 +2,11 @@
 import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
+import { bystanderFloorNames, type FloorBystanderResult } from "../floor-bystander";
 import { floorLoadName, floorServerNames, type FloorLoad, type FloorWaveResult } from "../floor-waves";
 import type { ContentionResult, MicroResult } from "../lease-micro";
 import type { ProviderAloneResult } from "../provider-alone";
-import { repeated, type Repeated } from "../stats";
+import { repeated, type Distribution, type Repeated } from "../stats";
 
 export interface Results {
   date: string;
@@ -27,6 +28,8 @@ export interface Results {
   loneSwitches: LoneSwitchResult[];
   /** The app and the floors taking turns, K at once and one user's clicks at once (absent from runs before them). */
   floorWaves?: FloorWaveResult[];
+  /** A bystander's reads on the app and next-bare (floor-bystander.ts); absent from runs before it. */
+  floorBystander?: FloorBystanderResult[];
 }
 
 /** A server's CPU per switch under a load: K users at once (`many`), one user (`one`), or a page read first. */
@@ -68,9 +71,41 @@ export const in2L = (wallMs: number, latencyMs: number) => wallMs / (2 * latency
 export const clicksOf = (results: Results, kind: ClickKind, instances: 1 | 2) =>
   results.clicks.find((each) => each.kind === kind && each.instances === instances);
 
+/** A bystander run's read p99 (its slowest read where it made too few reads for a p99). */
+export const readP99 = (reads: Distribution) => reads.p99 ?? reads.max;
+
 /** The idle bystander's read p99 over its runs: the reference for the loaded ones. */
 export const idleReadP99 = (runs: BystanderResult[]): Repeated =>
-  repeated(runs.filter((run) => run.strategy === "idle").map((run) => run.reads.p99 ?? run.reads.max));
+  repeated(runs.filter((run) => run.strategy === "idle").map((run) => readP99(run.reads)));
+
+/** The bystander on the floors' loads (K > 0 at P), in the order they ran. */
+export const floorBystanderLoadsOf = ({ floorBystander = [] }: Pick<Results, "floorBystander">) => [
+  ...new Map(
+    floorBystander
+      .filter((each) => each.users > 0)
+      .map(({ users, poolSize }) => [`K=${users} P=${poolSize}`, { users, poolSize }]),
+  ).values(),
+];
+
+/**
+ * The bystander on the floors (floor-bystander.ts) under K at P: the app's and next-bare's read p99, each with its
+ * own idle p99 (the median of its idle runs), and the p99 as a multiple of it.
+ */
+export function bystanderFloorsAt(
+  { floorBystander = [] }: Pick<Results, "floorBystander">,
+  users: number,
+  poolSize: number,
+) {
+  const [app, part] = bystanderFloorNames.map((name) => {
+    const runs = floorBystander.filter((each) => each.name === name && each.poolSize === poolSize);
+    const loaded = runs.find((each) => each.users === users);
+    const idle = repeated(runs.filter((each) => each.users === 0).map((each) => readP99(each.reads)));
+    if (!loaded || idle.runs.length === 0) return undefined;
+    const p99 = readP99(loaded.reads);
+    return { p99, idle, overIdle: p99 / idle.median };
+  });
+  return app && part ? { app, part } : undefined;
+}
 
 /** Milliseconds as the tables print them. */
 export const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? "n/a" : value.toFixed(2));

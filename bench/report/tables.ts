@@ -1,7 +1,17 @@
 /** The run's tables on the terminal: one per step, then the targets. */
 import { roundTripInventory } from "./round-trips";
 import { floorLoadName } from "../floor-waves";
-import { answersText, cpuOf, floorLoadsOf, floorsAt, ms, spread, type Results } from "./results";
+import {
+  answersText,
+  bystanderFloorsAt,
+  cpuOf,
+  floorBystanderLoadsOf,
+  floorLoadsOf,
+  floorsAt,
+  ms,
+  spread,
+  type Results,
+} from "./results";
 import type { Target } from "./targets";
 
 function libraryTables(results: Results): void {
@@ -149,12 +159,32 @@ function floorWavesTable(results: Results): void {
   );
 }
 
+/** A bystander's reads on the app and next-bare, taking turns (floor-bystander.ts). */
+function floorBystanderTable(results: Results): void {
+  const loads = floorBystanderLoadsOf(results);
+  if (loads.length === 0) return;
+  const text = (side: { p99: number; overIdle: number } | undefined) =>
+    side ? `${ms(side.p99)} (${side.overIdle.toFixed(2)}×)` : "—";
+  console.log("A bystander on the app and on next-bare, taking turns (read p99 ms, × its own idle p99):");
+  console.table(
+    loads.map(({ users, poolSize }) => {
+      const floors = bystanderFloorsAt(results, users, poolSize);
+      return {
+        load: `K=${users} P=${poolSize}`,
+        "app (lab on, lease)": text(floors?.app),
+        "next-bare": text(floors?.part),
+      };
+    }),
+  );
+}
+
 export function printTables(results: Results, targets: Target[]): void {
   libraryTables(results);
   httpTables(results);
   clicksTable(results);
   cpuTables(results);
   floorWavesTable(results);
+  floorBystanderTable(results);
   printVerdicts(targets);
 }
 

@@ -257,3 +257,62 @@ describe("the CPU targets explained by next-bare", () => {
     expect(pageVerdict(9, 3, 4).explainedBy).toBeUndefined();
   });
 });
+
+describe("a bystander's read p99 explained by next-bare's own reads under its own switches", () => {
+  const reads = (p99: number) => ({ count: 1_000, p50: p99 / 2, p95: p99, p99, max: p99 });
+  const onFloor = (name: string, users: number, p99: number, poolSize = 4) => ({
+    name,
+    users,
+    poolSize,
+    reads: reads(p99),
+    statuses: users > 0 ? { 200: 100 } : {},
+    consistent: true,
+  });
+  const bystanderVerdict = (floorBystander: ReturnType<typeof onFloor>[]) => {
+    const run = {
+      ...runWith([], []),
+      bystander: [
+        { strategy: "idle", users: 0, poolSize: 4, reads: reads(5) },
+        { strategy: "lease", users: 64, poolSize: 4, reads: reads(60) },
+      ],
+      floorBystander,
+    };
+    return checkTargets(run as unknown as Results, latencyMs).find((each) =>
+      each.target.startsWith("bystander, lease K=64"),
+    )!;
+  };
+  const idle = [onFloor("lab on", 0, 5), onFloor("next-bare", 0, 4)];
+
+  it("is explained where next-bare's p99 alone is past 2× its idle and the app's beside it grew no more", () => {
+    const verdict = bystanderVerdict([...idle, onFloor("lab on", 64, 50), onFloor("next-bare", 64, 60)]);
+    expect(verdict).toMatchObject({
+      holds: false,
+      explainedBy:
+        "next-bare's read p99 under K=64 is 15.00× its idle; the app's beside it 10.00× its own (≤ next-bare's)",
+    });
+    expect(verdict.measured).toContain("on the floors: next-bare's p99 15.00× its idle (4.00 ms)");
+  });
+
+  it("stays a plain miss where the app grew more than next-bare, next-bare within 2×, or the floors ran at another P", () => {
+    expect(bystanderVerdict([...idle, onFloor("lab on", 64, 80), onFloor("next-bare", 64, 60)])).not.toHaveProperty(
+      "explainedBy",
+    );
+    expect(bystanderVerdict([...idle, onFloor("lab on", 64, 6), onFloor("next-bare", 64, 6)])).not.toHaveProperty(
+      "explainedBy",
+    );
+    const atP16 = [...idle, onFloor("lab on", 64, 50), onFloor("next-bare", 64, 60)].map((each) => ({
+      ...each,
+      poolSize: 16,
+    }));
+    expect(bystanderVerdict(atP16)).not.toHaveProperty("explainedBy");
+  });
+
+  it("says which of the floors' switches under the bystander did not answer 200", () => {
+    const failed = { ...onFloor("next-bare", 64, 60), statuses: { 200: 90, 500: 10 } };
+    const run = { ...runWith([], []), floorBystander: [...idle, failed] };
+    const verdict = checkTargets(run as unknown as Results, latencyMs).find((each) =>
+      each.target.startsWith("a bystander on the floors"),
+    )!;
+    expect(verdict).toMatchObject({ holds: false, measured: "next-bare K=64: 90×200 10×500" });
+  });
+});

@@ -4,10 +4,9 @@
  * Next.js's cost of the two more statements and the two provider calls no switch can do without; what the app
  * costs over it is ours (bench/app-cpu.ts).
  */
-import pg from "pg";
 import { bareSwitch } from "../../../../../../bare-switch";
+import { pool } from "../../../../../pool";
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 16) });
 const promote = bareSwitch(pool, process.env.IDP_BASE_URL ?? "");
 
 export async function POST(request: Request, { params }: { params: Promise<{ userId: string }> }): Promise<Response> {
