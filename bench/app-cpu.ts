@@ -46,8 +46,10 @@ export interface CpuServer {
   name: string;
   baseUrl: string;
   pid: number;
-  /** The Next.js apps check a session cookie and serve the user's page; the others take neither. */
+  /** The apps (the lab on, the lab off) check a session cookie: each user's client signs in; the others take none. */
   isTheApp: boolean;
+  /** Serves a user's page at `GET /api/users/{id}` (the page read + switch load): the apps, and next-bare. */
+  servesPage: boolean;
   /** Sent with each of its requests. */
   headers?: Record<string, string>;
 }
@@ -57,7 +59,14 @@ export const cpuServer = (
   name: string,
   running: { baseUrl: string; process: { pid?: number } },
   isTheApp: boolean,
-): CpuServer => ({ name, baseUrl: running.baseUrl, pid: running.process.pid!, isTheApp });
+  servesPage = isTheApp,
+): CpuServer => ({ name, baseUrl: running.baseUrl, pid: running.process.pid!, isTheApp, servesPage });
+
+/** One of `npm run bench`'s servers: the apps check a session; they and next-bare serve a user's page. */
+export function benchCpuServer(name: CpuServerName, running: { baseUrl: string; process: { pid?: number } }) {
+  const isTheApp = name === "lab on" || name === "lab off";
+  return cpuServer(name, running, isTheApp, isTheApp || name === "next-bare");
+}
 
 /** K users, each switching `switchesEach` times one after the other, all K starting at once; `waves` times. */
 export interface CpuLoad {
@@ -256,7 +265,7 @@ export async function appCpu(
   statuses.clear();
   const results: AppCpuResult[] = [];
   for (const load of options.loads) {
-    const measured = servers.filter((server) => server.isTheApp || !load.readsPageFirst);
+    const measured = servers.filter((server) => server.servesPage || !load.readsPageFirst);
     const samples = new Map(
       measured.map((server) => [
         server,

@@ -29,7 +29,10 @@ interface ServerOptions {
 const root = path.join(import.meta.dirname, "..");
 
 function running(child: ChildProcess, port: number): RunningServer {
-  process.once("exit", () => child.kill("SIGKILL"));
+  // A server ends with the run that started it; one stopped before frees its listener (the run starts a dozen).
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     process: child,

@@ -1,15 +1,24 @@
 /**
  * Step 4 of `npm run bench`, and all of `npm run bench:cpu`: CPU per switch of the six servers (or of those
  * named), each alone in turn (app-cpu.ts), then a lone switch on each, timed as the lone-switch step times the
- * app's, then (where asked) waves on the app and the floors taking turns (floor-waves.ts); the lab's client being the
- * already running app's (the lab on). The servers it starts are pushed on `started`, for the caller to stop.
+ * app's, then (where asked) waves on the app and the floors taking turns (floor-waves.ts) at each pool size, and a
+ * bystander's reads on the app and next-bare (floor-bystander.ts); the lab's client being the already running
+ * app's (the lab on). The servers it starts are pushed on `started`, for the caller to stop.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { appClient, type AppClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServer, cpuServerNames, loneSwitches, warmUp, type CpuServer, type CpuServerName } from "./app-cpu";
+import {
+  appCpu,
+  benchCpuServer,
+  cpuServerNames,
+  loneSwitches,
+  warmUp,
+  type CpuServer,
+  type CpuServerName,
+} from "./app-cpu";
 import { bystanderFloorNames, floorBystander } from "./floor-bystander";
 import { floorServerNames, floorWaves, type FloorLoad } from "./floor-waves";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
@@ -67,7 +76,7 @@ export async function cpuStep(
   for (const name of only) {
     const server = await starters[name]();
     if (server !== app) started.push(server);
-    servers.push(cpuServer(name, server, name === "lab on" || name === "lab off"));
+    servers.push(benchCpuServer(name, server));
   }
   const cpuOptions = {
     ...plan.appCpu,
@@ -83,8 +92,22 @@ export async function cpuStep(
   const lone = await loneSwitches(servers, db, lab, { ...plan.single, poolSize: 16 }, random, progress);
   const floors = servers.filter((each) => (floorServerNames as readonly string[]).includes(each.name));
   const floorsAtPool = floorServersAt(floors, options, { db, lab, started, plan, progress });
+  // The step's own pool first (its servers run already), the bystander's last (its servers then serve it too).
+  const poolOrder = ({ poolSize }: FloorLoad) =>
+    poolSize === options.poolSize ? 0 : poolSize === bystanderPlan?.poolSize ? 2 : 1;
   const floorWaveResults = floorPlan
-    ? await floorWaves(floorsAtPool, db, lab, { ...floorPlan, latencyMs: scalingLatencyMs, random }, progress)
+    ? await floorWaves(
+        floorsAtPool,
+        db,
+        lab,
+        {
+          ...floorPlan,
+          loads: [...floorPlan.loads].sort((a, b) => poolOrder(a) - poolOrder(b)),
+          latencyMs: scalingLatencyMs,
+          random,
+        },
+        progress,
+      )
     : [];
   const bystanderFloors = bystanderPlan
     ? await floorBystander(
@@ -93,7 +116,7 @@ export async function cpuStep(
         ),
         db,
         lab,
-        { ...bystanderPlan, latencyMs: scalingLatencyMs, random },
+        { ...bystanderPlan, latencyMs: scalingLatencyMs, warmUp: plan.warmUp, random },
         progress,
       )
     : [];
@@ -121,39 +144,36 @@ function floorServersAt(
     progress: (note: string) => void;
   },
 ) {
-  const startersAt = (poolSize: number): Partial<Record<string, () => Promise<RunningServer>>> => ({
+  const startersAt = (poolSize: number): Partial<Record<CpuServerName, () => Promise<RunningServer>>> => ({
     "next-bare": () =>
       startNextFixture("next-bare", { ...options, poolSize, port: port("BENCH_OTHER_POOL_NEXT_BARE_PORT", 3211) }),
     bare: () =>
       startNodeServer("bare-server.ts", { ...options, poolSize, port: port("BENCH_OTHER_POOL_BARE_PORT", 3212) }),
   });
-  const ownPool: RunningServer[] = [];
+  const otherPool: RunningServer[] = [];
   let current = { poolSize: options.poolSize, servers: floors };
   return async (poolSize: number): Promise<CpuServer[]> => {
     if (poolSize === current.poolSize) return current.servers;
-    await Promise.all(ownPool.splice(0).map((server) => server.stop()));
-    current = { poolSize, servers: floors };
+    await Promise.all(otherPool.splice(0).map((server) => server.stop()));
+    current = { poolSize: options.poolSize, servers: floors };
     if (poolSize === options.poolSize) return floors;
     step.progress(`on the floors: starting next-bare and bare with a pool of ${poolSize}`);
     const starters = startersAt(poolSize);
     const servers: CpuServer[] = [];
     for (const floor of floors) {
-      const start = starters[floor.name];
-      const server = start && (await start());
-      if (server) {
-        step.started.push(server);
-        ownPool.push(server);
+      const name = floor.name as CpuServerName;
+      const server = await starters[name]?.();
+      if (!server) {
+        servers.push(floor);
+        continue;
       }
-      servers.push(server ? cpuServer(floor.name, server, false) : floor);
+      step.started.push(server);
+      otherPool.push(server);
+      servers.push(benchCpuServer(name, server));
     }
+    const startedNow = servers.filter((server) => !floors.includes(server));
     const warmUpOptions = { ...step.plan.warmUp, latencyMs: scalingLatencyMs, poolSize };
-    await warmUp(
-      servers.filter((server) => !floors.includes(server)),
-      step.db,
-      step.lab,
-      warmUpOptions,
-      step.progress,
-    );
+    await warmUp(startedNow, step.db, step.lab, warmUpOptions, step.progress);
     return (current = { poolSize, servers }).servers;
   };
 }

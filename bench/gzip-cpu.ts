@@ -35,6 +35,7 @@ try {
       baseUrl: app.baseUrl,
       pid: app.process.pid!,
       isTheApp: true,
+      servesPage: true,
       headers,
     })),
   );

@@ -269,20 +269,20 @@ export async function bystanderReads(
     strategy: options.users === 0 ? "idle" : options.strategy,
     users: options.users,
     poolSize: options.poolSize,
-    reads: await readsWhileSwitching(() => bystander.get("/api/users/alan"), switchOnce, options),
+    reads: (await readsWhileSwitching(() => bystander.get("/api/users/alan"), switchOnce, options)).times,
   };
 }
 
 /**
  * `reads` calls of `read`, one every `readEveryMs`, open loop, while `users` users switch back and forth
  * without pause (`switchOnce` by user index, closed loop per user), from the moment the first of their switches
- * have answered: each read's time until its answer.
+ * have answered: each read's time until its answer, and the reads' statuses.
  */
 export async function readsWhileSwitching(
-  read: () => Promise<unknown>,
+  read: () => Promise<{ status: number }>,
   switchOnce: (index: number) => Promise<unknown>,
   options: { users: number; reads: number; readEveryMs: number },
-): Promise<Distribution> {
+): Promise<{ times: Distribution; statuses: Record<string, number> }> {
   let running = true;
   // The load's warm-up: reads are measured once the first switches have answered (all K, or 16), so they
   // see the load's steady state, not its first burst (K switches arriving at the same moment).
@@ -298,16 +298,22 @@ export async function readsWhileSwitching(
   });
   if (options.users > 0) await warm;
   const times: number[] = [];
+  const statuses: Record<string, number> = {};
   const pending: Promise<void>[] = [];
   for (let i = 0; i < options.reads; i++) {
     const before = performance.now();
-    pending.push(read().then(() => void times.push(performance.now() - before)));
+    pending.push(
+      read().then(({ status }) => {
+        times.push(performance.now() - before);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, options.readEveryMs));
   }
   await Promise.all(pending);
   running = false;
   await Promise.all(load);
-  return distribution(times);
+  return { times: distribution(times), statuses };
 }
 
 export interface TwoInstancesResult {

@@ -21,7 +21,7 @@ import { startApp } from "../test/harness/app-server";
 import { databaseFor } from "../test/harness/databases";
 import { appClient } from "../test/harness/http-client";
 import { providerFor } from "../test/harness/provider";
-import { appCpu, cpuServersNamed, type AppCpuResult, type CpuServerName } from "./app-cpu";
+import { appCpu, benchCpuServer, cpuServersNamed, type AppCpuResult, type CpuServerName } from "./app-cpu";
 import { startNextFixture, startNodeServer, type RunningServer } from "./cpu-servers";
 import { cpuByPart } from "./cpu-profile";
 import { serverWarmupWaves } from "./plan";
@@ -72,20 +72,7 @@ try {
     const server = await startServer(name, nodeOptions);
     let measured: AppCpuResult[];
     try {
-      measured = await appCpu(
-        [
-          {
-            name,
-            baseUrl: server.baseUrl,
-            pid: server.process.pid!,
-            isTheApp: name === "lab on" || name === "lab off",
-          },
-        ],
-        db,
-        lab,
-        { ...plan, random: seededRandom(1) },
-        progress,
-      );
+      measured = await appCpu([benchCpuServer(name, server)], db, lab, { ...plan, random: seededRandom(1) }, progress);
     } finally {
       // The profile is written as the process ends.
       await server.stop();

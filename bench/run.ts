@@ -16,7 +16,8 @@
  *    read plus a switch; each server's own processes read from /proc, net of their rate at rest. Then a lone
  *    switch on each, as in 2. Then K at once at each P, as in 2, and 30 clicks at once, as in 3, on the app and
  *    on the floors beside it (next-bare, bare, with the same pool), taking turns wave by wave (floor-waves.ts):
- *    what of a wave's wall time is no code of ours.
+ *    what of a wave's wall time is no code of ours; and a bystander's reads, as in 2, on the app and next-bare
+ *    taking turns (floor-bystander.ts).
  *    `npm run bench:profile` says where it goes.
  *
  * Every measured strategy is warmed up first, the order of strategies is shuffled (seeded, printed),

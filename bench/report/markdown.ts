@@ -115,9 +115,9 @@ function floorBystanderTable(run: Run): string {
     side ? `${ms(side.p99)} ms, ${side.overIdle.toFixed(2)}×` : "—";
   return table(
     ["load", "app (lab on, lease): p99, × its idle", "next-bare: p99, × its idle"],
-    floorBystanderLoadsOf(run).map(({ users, poolSize }) => {
-      const floors = bystanderFloorsAt(run, users, poolSize);
-      return [`K=${users} P=${poolSize}`, text(floors?.app), text(floors?.part)];
+    floorBystanderLoadsOf(run).map((load) => {
+      const floors = bystanderFloorsAt(run, load.users, load.poolSize);
+      return [floorLoadName(load), text(floors?.app), text(floors?.part)];
     }),
   );
 }

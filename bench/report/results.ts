@@ -79,11 +79,12 @@ export const idleReadP99 = (runs: BystanderResult[]): Repeated =>
   repeated(runs.filter((run) => run.strategy === "idle").map((run) => readP99(run.reads)));
 
 /** The bystander on the floors' loads (K > 0 at P), in the order they ran. */
-export const floorBystanderLoadsOf = ({ floorBystander = [] }: Pick<Results, "floorBystander">) => [
+export const floorBystanderLoadsOf = ({ floorBystander = [] }: Pick<Results, "floorBystander">): FloorLoad[] => [
   ...new Map(
     floorBystander
       .filter((each) => each.users > 0)
-      .map(({ users, poolSize }) => [`K=${users} P=${poolSize}`, { users, poolSize }]),
+      .map(({ users, poolSize }) => ({ users, clicksEach: 1, poolSize }))
+      .map((load) => [floorLoadName(load), load]),
   ).values(),
 ];
 

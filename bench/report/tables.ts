@@ -167,10 +167,10 @@ function floorBystanderTable(results: Results): void {
     side ? `${ms(side.p99)} (${side.overIdle.toFixed(2)}×)` : "—";
   console.log("A bystander on the app and on next-bare, taking turns (read p99 ms, × its own idle p99):");
   console.table(
-    loads.map(({ users, poolSize }) => {
-      const floors = bystanderFloorsAt(results, users, poolSize);
+    loads.map((load) => {
+      const floors = bystanderFloorsAt(results, load.users, load.poolSize);
       return {
-        load: `K=${users} P=${poolSize}`,
+        load: floorLoadName(load),
         "app (lab on, lease)": text(floors?.app),
         "next-bare": text(floors?.part),
       };
