@@ -32,6 +32,15 @@ export const clickShapes: Record<ClickKind, { users: number; clicksEach: number 
   "30 clicks at once": { users: 1, clicksEach: 30 },
 };
 
+/**
+ * A 200 that changed nothing: the identity was already primary (the contract's "already primary"), as a click
+ * that reaches the app after its wave's switch has saved finds it. Counted apart from the switch's own 200.
+ */
+export const alreadyPrimary = "200 already primary";
+
+const answerKey = (answer: { status: number; body: { changed?: boolean } | null }) =>
+  answer.status === 200 && answer.body?.changed === false ? alreadyPrimary : String(answer.status);
+
 /** `repetitions` waves of `kind` against `baseUrl` (one instance or the balancer), after a warm-up wave. */
 export async function clickWaves(
   baseUrl: string,
@@ -67,7 +76,7 @@ export async function clickWaves(
       const won = answers.find((answer) => answer.status === 200);
       if (won) primary[index] = won.body.primaryIdentityId;
     });
-    return answered.flat().map((answer) => answer.status);
+    return answered.flat().map(answerKey);
   };
   await wave();
   const walls: number[] = [];

@@ -141,6 +141,17 @@ describe("30 clicks at once explained by next-bare's own storm", () => {
     });
   });
 
+  it("counts a click answered 'already primary' after its wave's switch as no second switch", () => {
+    const verdict = (statuses: Record<string, number>) =>
+      checkTargets(
+        runWith([], [], [{ ...appStorm(500), wallMs: repeated([500, 500, 500, 500, 500]), statuses }]),
+        latencyMs,
+      ).find((each) => each.target.startsWith("clicks, 30 clicks at once: consistent"))!.holds;
+    expect(verdict({ 200: 5, "200 already primary": 1, 409: 144 })).toBe(true);
+    expect(verdict({ 200: 6, 409: 144 })).toBe(false);
+    expect(verdict({ 200: 5, 409: 144, 500: 1 })).toBe(false);
+  });
+
   it("is not explained by K users at once: only the same storm on next-bare counts", () => {
     const floors = [floorWave("lab on", [500]), floorWave("next-bare", [480])];
     expect(stormVerdict(runWith([], floors, [appStorm(500)]))).not.toHaveProperty("explainedBy");
