@@ -43,15 +43,18 @@ export function cpuOf(
   return loads.find((each) => (load === "many" ? each.users === most && most > 1 : each.users === 1));
 }
 
-/** The floor waves' loads, in the order they ran. */
-export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">): FloorLoad[] => [
+/** Each load once, in the order they ran (a load's results are one per server, and per round of idle). */
+const distinctLoads = (loads: FloorLoad[]): FloorLoad[] => [
   ...new Map(
-    floorWaves.map(({ users, clicksEach, poolSize }) => [
+    loads.map(({ users, clicksEach, poolSize }) => [
       floorLoadName({ users, clicksEach, poolSize }),
       { users, clicksEach, poolSize },
     ]),
   ).values(),
 ];
+
+/** The floor waves' loads, in the order they ran. */
+export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">) => distinctLoads(floorWaves);
 
 /**
  * A load's waves in the floor waves (floor-waves.ts): the app's, next-bare's (the part) and bare's, and the app's
@@ -79,14 +82,8 @@ export const idleReadP99 = (runs: BystanderResult[]): Repeated =>
   repeated(runs.filter((run) => run.strategy === "idle").map((run) => readP99(run.reads)));
 
 /** The bystander on the floors' loads (K > 0 at P), in the order they ran. */
-export const floorBystanderLoadsOf = ({ floorBystander = [] }: Pick<Results, "floorBystander">): FloorLoad[] => [
-  ...new Map(
-    floorBystander
-      .filter((each) => each.users > 0)
-      .map(({ users, poolSize }) => ({ users, clicksEach: 1, poolSize }))
-      .map((load) => [floorLoadName(load), load]),
-  ).values(),
-];
+export const floorBystanderLoadsOf = ({ floorBystander = [] }: Pick<Results, "floorBystander">) =>
+  distinctLoads(floorBystander.filter((each) => each.users > 0).map((each) => ({ ...each, clicksEach: 1 })));
 
 /**
  * The bystander on the floors (floor-bystander.ts) under K at P: the app's and next-bare's read p99, each with its

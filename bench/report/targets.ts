@@ -5,6 +5,7 @@
 import { alreadyPrimary, clickShapes, type ClickKind } from "../clicks";
 import { floorLoadName, type FloorLoad } from "../floor-waves";
 import type { Strategy, WaveResult } from "../http-load";
+import type { CpuServerName } from "../app-cpu";
 import type { Repeated } from "../stats";
 import {
   answersText,
@@ -387,8 +388,9 @@ function cpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">, add: 
       `${spread(labOn.cpuMsPerSwitch)} ms: +${figureAgainst(perSwitch(labOn) - perSwitch(labOff), atMost(0.5))} ms`,
       atMost(0.5)(perSwitch(labOn) - perSwitch(labOff)),
     );
-  // The floors' own growth from K = 64 to K = 1, in the same run: what a lone switch pays that no code of ours adds.
-  const growthOf = (name: "bare" | "next-bare") => {
+  // A server's growth from K = 64 to K = 1, and how far its K = 1 is past 2× its K = 64 in ms; the floors' is what a
+  // lone switch pays that no code of ours adds, in the same run.
+  const growthOf = (name: CpuServerName) => {
     const [one, many] = [cpuOf(results, name, "one"), cpuOf(results, name, "many")];
     return one && many
       ? { growth: perSwitch(one) / perSwitch(many), past: perSwitch(one) - 2 * perSwitch(many) }
@@ -403,22 +405,20 @@ function cpuTargets(results: Pick<Results, "appCpu" | "appCpuConsistent">, add: 
     ["lab off", labOff],
   ] as const) {
     const one = cpuOf(results, name, "one");
-    if (one && many) {
-      const growth = perSwitch(one) / perSwitch(many);
-      const holds = atMost(2)(growth);
-      // How far past 2× its K = 64 figure its K = 1 figure is, in ms: next-bare's is the floor of the app's.
-      const past = perSwitch(one) - 2 * perSwitch(many);
+    const app = growthOf(name);
+    if (one && many && app) {
+      const holds = atMost(2)(app.growth);
       add(
         `CPU per switch, ${name}: K=1 ≤ 2× K=${many.users}`,
-        `${spread(one.cpuMsPerSwitch)} ms: ${figureAgainst(growth, atMost(2))}×${floorGrowth}`,
+        `${spread(one.cpuMsPerSwitch)} ms: ${figureAgainst(app.growth, atMost(2))}×${floorGrowth}`,
         holds,
         partGrowth
           ? explainedMiss(
               holds,
               partGrowth.past > 0,
-              past <= partGrowth.past,
+              app.past <= partGrowth.past,
               `next-bare's own K=1 is ${ms(partGrowth.past)} ms past 2× its K=${many.users}; ${name}'s ` +
-                `${figureAgainst(past, atMost(partGrowth.past))} ms past 2× its own (≤ next-bare's)`,
+                `${figureAgainst(app.past, atMost(partGrowth.past))} ms past 2× its own (≤ next-bare's)`,
             )
           : undefined,
       );
