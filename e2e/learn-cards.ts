@@ -23,6 +23,8 @@ export async function openCard(page: Page, id: string): Promise<Locator> {
  */
 export async function runIn(page: Page, container: Locator, verdict = /^Verdict: (as expected|unexpected)$/) {
   const button = container.getByRole("button", { name: /^Run/ });
+  // A card whose part did not answer when the list was read is inert until the list, read again, says it does.
+  await expect(button).toHaveAttribute("aria-disabled", "false");
   await button.focus();
   await page.keyboard.press("Enter");
   await expect(container.getByRole("progressbar")).toBeVisible();

@@ -3,7 +3,7 @@ import { startPgBouncer, type RunningPgBouncer } from "../scripts/parts/pgbounce
 import { startRedis, type RunningRedis } from "../scripts/parts/redis";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { labDatabaseUrl, resetLab, seriousViolations } from "./lab";
-import { expectWholeRun, runCard, savedRunOf } from "./learn-cards";
+import { expectWholeRun, openCard, runCard, savedRunOf } from "./learn-cards";
 
 // The cards that need production parts, in Chromium against real ones: a redis-server and a PgBouncer in
 // transaction pooling started for this test, and an instance on the worker's database told of both, as
@@ -44,4 +44,23 @@ test("against a real PgBouncer and redis-server, the pooler, Redis-restart and t
   expect(JSON.stringify(run)).not.toContain("Redis was not measured");
   expect(run.variants.map((variant: { label: string }) => variant.label).join(" ")).toMatch(/redis/i);
   expect(await seriousViolations(page)).toEqual([]);
+});
+
+test("a card whose part is not answering becomes runnable when it answers, without a reload", async ({
+  page,
+  request,
+}) => {
+  await resetLab(request);
+  const port = Number(process.env.PARTS_REDIS_PORT);
+  // The instance is told of a redis-server that is not running yet.
+  app = await startApp({
+    databaseUrl: labDatabaseUrl(),
+    port: Number(process.env.PARTS_APP_PORT),
+    env: { REDIS_URL: `redis://127.0.0.1:${port}`, LAB_INSTANCE: "parts" },
+  });
+  await page.goto(`${app.baseUrl}/learn`);
+  const card = await openCard(page, "redis-restart-loses-lock");
+  await expect(card.getByRole("button", { name: "Run (not available here)" })).toHaveAttribute("aria-disabled", "true");
+  redis = await startRedis(port);
+  await expect(card.getByRole("button", { name: "Run", exact: true })).toHaveAttribute("aria-disabled", "false");
 });

@@ -169,12 +169,15 @@ test("at 1366 px, after two switches at once, nothing is wider than the page and
   page,
   request,
 }) => {
-  await resetLab(request, { strategy: "none", provider: { latencyMs: 200 } });
+  // The two collide only if the second reads ada's identities before the first saves (two provider calls
+  // later): at 1 s a call, a loaded machine's delay to the second stays well inside that window.
+  await resetLab(request, { strategy: "none", provider: { latencyMs: 1_000 } });
   await page.setViewportSize({ width: 1366, height: 768 });
   await signInAs(page, "Ada Lovelace");
   const identityIds = ["github|8812", "auth0|ada-email"];
   const burst = await page.request.post("/api/lab/burst", { data: { userId: "ada", count: 2, identityIds } });
   expect(burst.status()).toBe(200);
+  expect((await burst.json()).consistent).toBe(false);
   await expect(page.getByTestId("audit-verdict")).toHaveText(/^Inconsistent/);
   // The longest path, DELETE …/google-oauth2|104423/identities/github/8812, is in the log.
   await expect(page.locator(".calls tbody tr").filter({ hasText: "DELETE" })).toHaveCount(2);

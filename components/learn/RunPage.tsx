@@ -2,10 +2,9 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { api } from "../api";
 import { PredictionVerdict } from "./Prediction";
 import { runQuery, SavedRun } from "./SavedRun";
-import type { ListedExperiment } from "./types";
+import { useExperiments } from "./useExperiments";
 
 /**
  * `/learn/runs/{runId}`: one saved run, reopened and replayed, for a class or a colleague; with the
@@ -13,10 +12,7 @@ import type { ListedExperiment } from "./types";
  */
 export function RunPage({ runId, predicted }: { runId: string; predicted: string | null }) {
   const run = useQuery(runQuery(runId));
-  const cards = useQuery({
-    queryKey: ["experiments"],
-    queryFn: () => api<{ experiments: ListedExperiment[] }>("/api/lab/experiments"),
-  });
+  const cards = useExperiments();
   const card = cards.data?.experiments.find((each) => each.id === run.data?.experimentId);
   const title = card?.title ?? run.data?.experimentId ?? "Saved run";
   const known = card?.prediction.choices.some((choice) => choice.id === predicted) ? predicted : null;

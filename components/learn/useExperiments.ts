@@ -4,11 +4,17 @@ import { useQuery } from "@tanstack/react-query";
 import { api } from "../api";
 import type { ListedExperiment } from "./types";
 
+// While a card waits for a part (a redis-server restarting, a client still connecting when the list was read),
+// the list is read again this often: the card becomes runnable when its part answers, without a reload.
+const partsRecheckMs = 5_000;
+
 /** The experiments as `GET /api/lab/experiments` lists them, each with its lesson. */
 export const useExperiments = () =>
   useQuery({
     queryKey: ["experiments"],
     queryFn: () => api<{ experiments: ListedExperiment[] }>("/api/lab/experiments"),
+    refetchInterval: (query) =>
+      query.state.data?.experiments.some((card) => !card.available) ? partsRecheckMs : false,
   });
 
 /** The experiments in the course's teaching order. */
