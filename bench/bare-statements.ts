@@ -6,6 +6,8 @@
  * 2. after the unlink, the journal's `unlinked`, owner-checked: what recovery needs to know between the calls;
  * 3. after the link, `linked` + save + `done` + release in one fenced statement: the save only while the lease
  *    is this holder's and unexpired, and the journal closed only if it saved.
+ * And the least a switch without any lock sends (`none`, beside the lease on the floors, floor-waves.ts): a read
+ * of the primary, checking the identity is the user's, and one save after the two calls.
  */
 import type pg from "pg";
 
@@ -47,6 +49,10 @@ const release = `UPDATE users SET identity_action_locked_at = NULL, identity_act
                                   identity_action_lock_token = NULL
                   WHERE id = $1 AND identity_action_lock_token = $2::uuid`;
 
+const readPrimary = `SELECT primary_identity_id FROM users
+                      WHERE id = $1 AND EXISTS (SELECT 1 FROM identities WHERE user_id = $1 AND id = $2)`;
+const plainSave = `UPDATE users SET primary_identity_id = $2, version = version + 1 WHERE id = $1`;
+
 /** The lease's holder, as the acquiring statement answers it. */
 export interface Holder {
   primary_identity_id: string;
@@ -87,4 +93,16 @@ export async function saveAndReleaseOn(
 /** The release after a failure, owner-checked. */
 export async function releaseOn(pool: pg.Pool, userId: string, holder: Holder): Promise<void> {
   await pool.query({ name: "bare_release", text: release, values: [userId, holder.token] });
+}
+
+/** Without a lock: the user's primary, or null when the identity is not the user's. */
+export async function readPrimaryOn(pool: pg.Pool, userId: string, identityId: string): Promise<string | null> {
+  const values = [userId, identityId];
+  const { rows } = await pool.query<{ primary_identity_id: string }>({ name: "bare_read", text: readPrimary, values });
+  return rows[0]?.primary_identity_id ?? null;
+}
+
+/** Without a lock: the save, whoever else is switching the user. */
+export async function plainSaveOn(pool: pg.Pool, userId: string, identityId: string): Promise<void> {
+  await pool.query({ name: "bare_plain_save", text: plainSave, values: [userId, identityId] });
 }

@@ -10,7 +10,14 @@ import type pg from "pg";
 import { splitIdentityId } from "../db/schema";
 import { requestJson } from "../lib/provider/http-json";
 import { sentAtStamp } from "../lib/provider-sim/call-timing";
-import { acquireWithIntentOn, markUnlinkedOn, releaseOn, saveAndReleaseOn } from "./bare-statements";
+import {
+  acquireWithIntentOn,
+  markUnlinkedOn,
+  plainSaveOn,
+  readPrimaryOn,
+  releaseOn,
+  saveAndReleaseOn,
+} from "./bare-statements";
 
 /** An answer's status and JSON body. */
 export type BareAnswer = [number, unknown];
@@ -67,6 +74,35 @@ export function bareSwitch(pool: pg.Pool, providerUrl: string) {
       return [200, { primaryIdentityId: identityId, changed: true, operationId }];
     } catch (error) {
       await releaseOn(pool, userId, holder);
+      return [502, { title: error instanceof Error ? error.message : String(error) }];
+    }
+  };
+}
+
+/**
+ * Sent by the floors' `next-bare, none` (floor-waves.ts): next-bare answers with `unlockedSwitch` instead, in the
+ * same process, so that the lease's cost over no lock is measured on one server.
+ */
+export const unlockedHeader = "x-bench-lock";
+
+/**
+ * The same switch without a lock, as the app's `none` runs it: the primary read, the two calls, one save; no
+ * token, no journal. 404 when the identity is not the user's.
+ */
+export function unlockedSwitch(pool: pg.Pool, providerUrl: string) {
+  const calls = switchCalls(providerUrl);
+
+  return async function promote(userId: string, identityId: string): Promise<BareAnswer> {
+    const operationId = randomUUID();
+    const from = await readPrimaryOn(pool, userId, identityId);
+    if (!from) return [404, { title: "No such user or identity" }];
+    const headers = { "X-Operation-Id": operationId };
+    try {
+      await calls.unlink(from, identityId, headers);
+      await calls.link(from, identityId, headers);
+      await plainSaveOn(pool, userId, identityId);
+      return [200, { primaryIdentityId: identityId, changed: true, operationId }];
+    } catch (error) {
       return [502, { title: error instanceof Error ? error.message : String(error) }];
     }
   };

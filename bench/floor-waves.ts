@@ -9,12 +9,15 @@
  * 4453972. Each load starts with a round not measured, as step 2's and step 3's do: a load's first waves after
  * the last load's ran up to twice as long. Every pool size of step 2 has its own floors: the app's pool set by the
  * lab, next-bare and bare started with the same (a K = 64 wave on 2 connections queues its statements, on every
- * server alike).
+ * server alike). At K users (not the storm, whose clicks at once would corrupt without a lock) the app under
+ * `none` (the lab's strategy set between its turns) and next-bare's switch without its lease take turns too: the
+ * lease's cost over no lock, on the app and at its least, in the same rounds.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import type { AppClient } from "../test/harness/http-client";
 import { serverSwitchers, type CpuServer, type CpuServerName } from "./app-cpu";
+import { unlockedHeader } from "./bare-switch";
 import { freshLab } from "./http-load";
 import { repeated, shuffled, type Repeated } from "./stats";
 
@@ -28,6 +31,42 @@ export interface FloorLoad {
 
 /** The app, and the floors it is paired with. */
 export const floorServerNames = ["lab on", "next-bare", "bare"] as const satisfies readonly CpuServerName[];
+
+/** The app under `none` and next-bare's switch without its lease, beside the lease at K users. */
+export const unlockedFloorNames = { "lab on": "lab on, none", "next-bare": "next-bare, none" } as const;
+
+/** A server on the floors: the app runs its waves under the lab's strategy it names. */
+interface FloorServer extends CpuServer {
+  labStrategy?: "lease" | "none";
+}
+
+/** The servers under the lease, and the app and next-bare again without a lock. */
+function floorVariants(servers: CpuServer[]): { leased: FloorServer[]; unlocked: FloorServer[] } {
+  const leased = servers.map((server) => (server.isTheApp ? { ...server, labStrategy: "lease" as const } : server));
+  const unlocked = servers.flatMap((server): FloorServer[] =>
+    server.isTheApp
+      ? [{ ...server, name: unlockedFloorNames["lab on"], labStrategy: "none" }]
+      : server.name === "next-bare"
+        ? [
+            {
+              ...server,
+              name: unlockedFloorNames["next-bare"],
+              headers: { ...server.headers, [unlockedHeader]: "none" },
+            },
+          ]
+        : [],
+  );
+  return { leased, unlocked };
+}
+
+/** Before a server's wave: the lab's strategy set to the server's own, where it has one and it changed. */
+function strategyTurns(lab: AppClient, current: FloorServer["labStrategy"]) {
+  return async (server: FloorServer) => {
+    if (!server.labStrategy || server.labStrategy === current) return;
+    await lab.configure({ strategy: server.labStrategy });
+    current = server.labStrategy;
+  };
+}
 
 export const floorLoadName = ({ users, clicksEach, poolSize }: FloorLoad) =>
   `${clicksEach > 1 ? `${clicksEach} clicks at once` : `K=${users}`} P=${poolSize}`;
@@ -57,16 +96,27 @@ export async function floorWaves(
       poolSize,
       latencyMs: options.latencyMs,
     });
-    const { switchOnce } = await serverSwitchers(servers, users);
-    for (const load of loads) results.push(...(await loadOnFloors(servers, switchOnce, lab, load, options, progress)));
+    const { leased, unlocked } = floorVariants(servers);
+    const { switchOnce } = await serverSwitchers([...leased, ...unlocked], users);
+    const turnTo = strategyTurns(lab, "lease");
+    for (const load of loads) {
+      const taking = load.clicksEach > 1 ? leased : [...leased, ...unlocked];
+      results.push(...(await loadOnFloors(taking, { switchOnce, turnTo }, lab, load, options, progress)));
+    }
   }
   return results;
 }
 
 /** One load's rounds on `servers`, taking turns wave by wave after a round not measured. */
 async function loadOnFloors(
-  servers: CpuServer[],
-  switchOnce: Awaited<ReturnType<typeof serverSwitchers>>["switchOnce"],
+  servers: FloorServer[],
+  {
+    switchOnce,
+    turnTo,
+  }: {
+    switchOnce: Awaited<ReturnType<typeof serverSwitchers>>["switchOnce"];
+    turnTo: (server: FloorServer) => Promise<void>;
+  },
   lab: AppClient,
   load: FloorLoad,
   options: { rounds: number; random: () => number },
@@ -75,7 +125,7 @@ async function loadOnFloors(
   // Each click picks its user's other identity as it is sent: a user's clicks at once all ask for the same one.
   // (`switchOnce` counts statuses by `switchLoad`'s K alone; the load's own are counted below.)
   const switchLoad = { users: load.users, switchesEach: 1, readsPageFirst: false, waves: options.rounds };
-  const wave = (server: CpuServer) =>
+  const wave = (server: FloorServer) =>
     Promise.all(
       Array.from({ length: load.users }, (_, index) =>
         Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, switchLoad, index))),
@@ -83,13 +133,15 @@ async function loadOnFloors(
     );
   for (const server of shuffled(servers, options.random)) {
     progress(`on the floors: ${server.name}, ${floorLoadName(load)}, a round not measured`);
+    await turnTo(server);
     await wave(server);
   }
-  const walls = new Map<CpuServer, number[]>(servers.map((server) => [server, []]));
-  const statuses = new Map<CpuServer, Record<string, number>>(servers.map((server) => [server, {}]));
+  const walls = new Map<FloorServer, number[]>(servers.map((server) => [server, []]));
+  const statuses = new Map<FloorServer, Record<string, number>>(servers.map((server) => [server, {}]));
   for (let round = 0; round < options.rounds; round++)
     for (const server of shuffled(servers, options.random)) {
       progress(`on the floors: ${server.name}, ${floorLoadName(load)}, round ${round + 1}/${options.rounds}`);
+      await turnTo(server);
       const started = performance.now();
       const answered = (await wave(server)).flat();
       walls.get(server)!.push(performance.now() - started);

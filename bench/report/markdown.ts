@@ -6,13 +6,14 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { cpuServerNames, type CpuServerName } from "../app-cpu";
 import { floorLoadName, type FloorWaveResult } from "../floor-waves";
-import { repeated } from "../stats";
+import { repeated, type Repeated } from "../stats";
 import {
   bystanderFloorsAt,
   cpuOf,
   floorBystanderLoadsOf,
   floorLoadsOf,
   floorsAt,
+  leaseOverNoneAt,
   in2L,
   ms,
   spread,
@@ -95,16 +96,29 @@ function wholeTable(run: Run): string {
   );
 }
 
-/** Waves on the app and the floors, taking turns: each in units of 2L, and the app paired with next-bare. */
+/**
+ * Waves on the app and the floors, taking turns: each in units of 2L, the app paired with next-bare, and each one's
+ * lease paired with its own switch without a lock.
+ */
 function floorWavesTable(run: Run): string {
   const inUnitsOf2L = (result: FloorWaveResult | undefined) =>
     result ? spread(repeated(result.wallMs.runs.map((wall) => in2L(wall, run.settings.scalingLatencyMs)))) : "—";
+  const ratio = (paired: Repeated | null) => (paired ? spread(paired) : "—");
   return table(
-    ["load", "app (lab on, lease), × 2L", "next-bare, × 2L", "bare, × 2L", "app ÷ next-bare, paired"],
+    [
+      "load",
+      "app (lab on, lease), × 2L",
+      "next-bare, × 2L",
+      "bare, × 2L",
+      "app ÷ next-bare, paired",
+      "lease ÷ none: app",
+      "lease ÷ none: next-bare",
+    ],
     floorLoadsOf(run).map((load) => {
       const { app, part, bare, paired } = floorsAt(run, load);
+      const overNone = leaseOverNoneAt(run, load);
       const walls = [app, part, bare].map(inUnitsOf2L);
-      return [floorLoadName(load), ...walls, paired ? spread(paired) : "—"];
+      return [floorLoadName(load), ...walls, ...[paired, overNone.app, overNone.part].map(ratio)];
     }),
   );
 }

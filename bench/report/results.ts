@@ -3,7 +3,13 @@ import type { AppCpuResult, CpuServerName, LoneSwitchResult } from "../app-cpu";
 import type { ClickKind, ClicksResult } from "../clicks";
 import type { BystanderResult, SingleSwitchResult, TwoInstancesResult, WaveResult } from "../http-load";
 import { bystanderFloorNames, type FloorBystanderResult } from "../floor-bystander";
-import { floorLoadName, floorServerNames, type FloorLoad, type FloorWaveResult } from "../floor-waves";
+import {
+  floorLoadName,
+  floorServerNames,
+  unlockedFloorNames,
+  type FloorLoad,
+  type FloorWaveResult,
+} from "../floor-waves";
 import type { ContentionResult, MicroResult } from "../lease-micro";
 import type { ProviderAloneResult } from "../provider-alone";
 import { repeated, type Distribution, type Repeated } from "../stats";
@@ -61,12 +67,26 @@ export const floorLoadsOf = ({ floorWaves = [] }: Pick<Results, "floorWaves">) =
  * wave times as a ratio to next-bare's, round by round: they took turns, so a round shares its moment.
  */
 export function floorsAt({ floorWaves = [] }: Pick<Results, "floorWaves">, load: FloorLoad) {
-  const [app, part, bare] = floorServerNames.map((name) =>
-    floorWaves.find((each) => each.name === name && floorLoadName(each) === floorLoadName(load)),
-  );
-  const paired = app && part ? repeated(app.wallMs.runs.map((wall, round) => wall / part.wallMs.runs[round]!)) : null;
-  return { app, part, bare, paired };
+  const [app, part, bare] = floorServerNames.map((name) => floorWaveOf(floorWaves, name, load));
+  return { app, part, bare, paired: pairedRatio(app, part) };
 }
+
+/**
+ * The lease over no lock at a load of the floors, round by round: the app's (under `lease` ÷ under `none`) and
+ * next-bare's (its switch ÷ the same without its lease). Null where the run has no unlocked waves.
+ */
+export function leaseOverNoneAt({ floorWaves = [] }: Pick<Results, "floorWaves">, load: FloorLoad) {
+  const overNone = (name: keyof typeof unlockedFloorNames) =>
+    pairedRatio(floorWaveOf(floorWaves, name, load), floorWaveOf(floorWaves, unlockedFloorNames[name], load));
+  return { app: overNone("lab on"), part: overNone("next-bare") };
+}
+
+const floorWaveOf = (floorWaves: FloorWaveResult[], name: string, load: FloorLoad) =>
+  floorWaves.find((each) => each.name === name && floorLoadName(each) === floorLoadName(load));
+
+/** One server's waves over another's, round by round: they took turns, so a round shares its moment. */
+const pairedRatio = (over?: FloorWaveResult, under?: FloorWaveResult) =>
+  over && under ? repeated(over.wallMs.runs.map((wall, round) => wall / under.wallMs.runs[round]!)) : null;
 
 /** Wall time in units of 2L: the figure the wall-time targets judge, and print. */
 export const in2L = (wallMs: number, latencyMs: number) => wallMs / (2 * latencyMs);

@@ -8,6 +8,7 @@ import {
   floorBystanderLoadsOf,
   floorLoadsOf,
   floorsAt,
+  leaseOverNoneAt,
   ms,
   spread,
   type Results,
@@ -148,12 +149,15 @@ function floorWavesTable(results: Results): void {
   console.table(
     loads.map((load) => {
       const { app, part, bare, paired } = floorsAt(results, load);
+      const overNone = leaseOverNoneAt(results, load);
       return {
         load: floorLoadName(load),
         "app (lab on, lease)": app ? spread(app.wallMs, 0) : "—",
         "next-bare": part ? spread(part.wallMs, 0) : "—",
         bare: bare ? spread(bare.wallMs, 0) : "—",
         "app ÷ next-bare, paired": paired ? spread(paired) : "—",
+        "lease ÷ none, app": overNone.app ? spread(overNone.app) : "—",
+        "lease ÷ none, next-bare": overNone.part ? spread(overNone.part) : "—",
       };
     }),
   );

@@ -118,6 +118,57 @@ describe("a wall-time miss explained by next-bare, the least switch in a Next.js
   });
 });
 
+describe("the lease over none explained by next-bare's own lease over its switch without one", () => {
+  const none64 = (wallMs: number): WaveResult => ({ ...lease64(wallMs), strategy: "none" });
+  const overNoneVerdict = (run: Results) =>
+    checkTargets(run, latencyMs).find(
+      (each) => each.target === "scaling, lease K=64 P=16, one instance: wall ≤ 1.05× none's",
+    )!;
+  // Step 2's lease 1.20× its none; on the floors next-bare's lease 1.10–1.14× its unlocked switch, round by round.
+  const floors = (appLease: number[]) => [
+    floorWave("lab on", appLease),
+    floorWave("lab on, none", [500, 500, 500]),
+    floorWave("next-bare", [550, 560, 570]),
+    floorWave("next-bare, none", [500, 500, 500]),
+  ];
+
+  it("is explained where next-bare's lease alone costs over 1.05× and the app's costs no more, paired", () => {
+    const verdict = overNoneVerdict(runWith([lease64(600), none64(500)], floors([540, 550, 560])));
+    expect(verdict.holds).toBe(false);
+    expect(verdict.explainedBy).toBe(
+      "next-bare's lease alone 1.12× its switch without one; the app's beside it 1.10× its none (≤ next-bare's)",
+    );
+    expect(verdict.measured).toBe(
+      "1.10 [1.08–1.12]× its none's, paired on the floors at P = 16; next-bare's lease 1.12 [1.10–1.14]× its " +
+        "switch without one; step 2's blocks: 1.20× none's (500 ms)",
+    );
+  });
+
+  it("judges the app's two strategies taking turns on the floors, not step 2's blocks minutes apart", () => {
+    const verdict = overNoneVerdict(runWith([lease64(600), none64(500)], floors([500, 510, 520])));
+    expect(verdict.holds).toBe(true);
+    expect(verdict.measured).toContain("1.02 [1.00–1.04]× its none's, paired on the floors");
+  });
+
+  it("judges step 2's blocks where the floors did not run the load (two instances, or a run before them)", () => {
+    const verdict = overNoneVerdict(runWith([lease64(600), none64(500)], []));
+    expect(verdict).toMatchObject({ holds: false, measured: "1.20× none's (500 ms)" });
+  });
+
+  it("is not explained where the app's lease costs more over its none than next-bare's does", () => {
+    const verdict = overNoneVerdict(runWith([lease64(600), none64(500)], floors([580, 590, 600])));
+    expect(verdict.holds).toBe(false);
+    expect(verdict).not.toHaveProperty("explainedBy");
+  });
+
+  it("is not explained where next-bare's lease is within 1.05× its switch without one", () => {
+    const within = floors([510, 510, 510]).map((wave) =>
+      wave.name === "next-bare" ? { ...wave, wallMs: repeated([520, 520, 520]) } : wave,
+    );
+    expect(overNoneVerdict(runWith([lease64(600), none64(500)], within))).not.toHaveProperty("explainedBy");
+  });
+});
+
 describe("30 clicks at once explained by next-bare's own storm", () => {
   const storm = { users: 1, clicksEach: 30 };
   const appStorm = (wallMs: number): ClicksResult => ({

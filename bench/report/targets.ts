@@ -15,6 +15,7 @@ import {
   cpuOf,
   figureAgainst,
   floorsAt,
+  leaseOverNoneAt,
   idleReadP99,
   ms,
   in2L,
@@ -45,7 +46,8 @@ type Add = (target: string, measured: string, holds: boolean, explainedBy?: stri
  * (next-bare), the product being a route handler. A miss is explained where that part misses the target by itself,
  * and the app, measured beside it in the same run, is within the target's own limit with the part in place of the
  * target's reference (2L, or next-min); where the limit has no such reference (a growth from K = 64 to K = 1, a
- * multiple of idle, an absolute figure), where the app misses it by no more than the part does, in the same units.
+ * multiple of idle, an absolute figure, the lease over no lock), where the app misses it by no more than the part
+ * does, in the same units.
  * `partMisses` and `appWithin` say both, `text` what they are.
  */
 function explainedMiss(holds: boolean, partMisses: boolean, appWithin: boolean, text: string): string | undefined {
@@ -194,14 +196,44 @@ function leaseScalingTargets(results: Results, add: Add, latencyMs: number): voi
     ] as const) {
       const [lease, none] = [find(waves, "lease", wave), find(waves, "none", wave)];
       if (!lease || !none) continue;
-      const overNone = lease.wallMs.median / none.wallMs.median;
+      const target = `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`;
+      const blocks = lease.wallMs.median / none.wallMs.median;
+      const blocksText = `${figureAgainst(blocks, atMost(1.05))}× none's (${Math.round(none.wallMs.median)} ms)`;
+      // Step 2 runs each strategy as a block of its own, minutes apart on a shared machine: where the floors ran
+      // this K and P (one instance), the app's two strategies took turns round by round, and their ratio is judged.
+      const floors = where === "one instance" ? leaseOverNoneOnFloors(results, load) : undefined;
+      if (!floors) {
+        add(target, blocksText, atMost(1.05)(blocks));
+        continue;
+      }
+      const holds = atMost(1.05)(floors.app.median);
       add(
-        `scaling, lease K=${wave.users} P=${wave.poolSize}, ${where}: wall ≤ 1.05× none's`,
-        `${figureAgainst(overNone, atMost(1.05))}× none's (${Math.round(none.wallMs.median)} ms)`,
-        atMost(1.05)(overNone),
+        target,
+        `${spreadAgainst(floors.app, atMost(1.05))}× its none's, paired on the floors at P = ${wave.poolSize}; ` +
+          `${floors.text}; step 2's blocks: ${blocks.toFixed(2)}× none's (${Math.round(none.wallMs.median)} ms)`,
+        holds,
+        explainedMiss(holds, floors.partMisses, floors.appWithin, floors.explanation),
       );
     }
   }
+}
+
+/**
+ * The lease over no lock at a load of the floors (floor-waves.ts), round by round: the app's under `lease` over its
+ * own under `none`, and beside it next-bare's lease over the same switch without it (the least a lease costs).
+ */
+function leaseOverNoneOnFloors(results: Results, load: FloorLoad) {
+  const { app, part } = leaseOverNoneAt(results, load);
+  if (!app || !part) return undefined;
+  return {
+    app,
+    text: `next-bare's lease ${spread(part)}× its switch without one`,
+    partMisses: !atMost(1.05)(part.median),
+    appWithin: app.median <= part.median,
+    explanation:
+      `next-bare's lease alone ${figureAgainst(part.median, atMost(1.05))}× its switch without one; ` +
+      `the app's beside it ${figureAgainst(app.median, atMost(part.median))}× its none (≤ next-bare's)`,
+  };
 }
 
 function floorWaveTargets({ floorWaves = [] }: Results, add: Add): void {
