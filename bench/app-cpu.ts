@@ -104,7 +104,8 @@ export interface AppCpuResult {
   window: { fromUs: number; toUs: number };
 }
 
-const settleMs = 300;
+/** After a wave, before its CPU is read: the server's work after its answers (the lab's lane writes). */
+export const settleMs = 300;
 const restWindows = 5;
 
 /** CPU ms per wall-clock second the server spends with nothing to do, over one window (all threads, main ones). */
@@ -119,8 +120,12 @@ async function restingRate(server: CpuServer, windowMs: number): Promise<TreeCpu
 }
 
 /** Each server's resting rates per window, the servers taking turns window by window in a seeded order. */
-async function restingRates(servers: CpuServer[], options: Options, progress: (note: string) => void) {
-  const windows = new Map<CpuServer, TreeCpu[]>(servers.map((server) => [server, []]));
+export async function restingRates<S extends CpuServer>(
+  servers: S[],
+  options: Pick<Options, "restMs" | "random">,
+  progress: (note: string) => void,
+) {
+  const windows = new Map<S, TreeCpu[]>(servers.map((server) => [server, []]));
   await sleep(settleMs);
   for (let round = 0; round < restWindows; round++)
     for (const server of shuffled(servers, options.random)) {

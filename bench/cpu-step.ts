@@ -36,7 +36,7 @@ interface CpuStepOptions {
    * Waves on the app (the lab on), next-bare and bare, those of them measured, taking turns in rounds; at a pool
    * size other than the step's, next-bare and bare are started again with it.
    */
-  floorWaves?: { loads: FloorLoad[]; rounds: number };
+  floorWaves?: { loads: FloorLoad[]; rounds: number; restMs: number };
   /** A bystander's reads on the app and next-bare, at step 2's K, reads and pool size (floor-bystander.ts). */
   floorBystander?: { userCounts: number[]; reads: number; readEveryMs: number; poolSize: number };
 }

@@ -11,14 +11,17 @@
  * lab, next-bare and bare started with the same (a K = 64 wave on 2 connections queues its statements, on every
  * server alike). At K users (not the storm, whose clicks at once would corrupt without a lock) the app under
  * `none` (the lab's strategy set between its turns) and next-bare's switch without its lease take turns too: the
- * lease's cost over no lock, on the app and at its least, in the same rounds.
+ * lease's cost over no lock, on the app and at its least, in the same rounds. Under the storm each server's CPU
+ * a click is read too (`cpuSpans`): the app's beside next-bare's, the least storm in a Next.js route.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
 import type { AppClient } from "../test/harness/http-client";
-import { serverSwitchers, type CpuServer, type CpuServerName } from "./app-cpu";
+import { setTimeout as sleep } from "node:timers/promises";
+import { restingRates, serverSwitchers, settleMs, type CpuServer, type CpuServerName } from "./app-cpu";
 import { unlockedHeader } from "./bare-switch";
 import { freshLab } from "./http-load";
+import { processTreeCpu } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
 /** K users switching at once, one click each; or one user clicking `clicksEach` times at once (one wins). */
@@ -78,13 +81,15 @@ export interface FloorWaveResult extends FloorLoad {
   statuses: Record<string, number>;
   /** After the load's rounds on every server: the app's rows and the provider's accounts agree. */
   consistent: boolean;
+  /** Per round, under the storm: the server's CPU net of its rest, per click (`cpuSpans`). */
+  cpuMsPerClick?: Repeated;
 }
 
 export async function floorWaves(
   serversAt: (poolSize: number) => Promise<CpuServer[]>,
   db: Kysely<Database>,
   lab: AppClient,
-  options: { loads: FloorLoad[]; rounds: number; latencyMs: number; random: () => number },
+  options: { loads: FloorLoad[]; rounds: number; restMs: number; latencyMs: number; random: () => number },
   progress: (note: string) => void,
 ): Promise<FloorWaveResult[]> {
   const results: FloorWaveResult[] = [];
@@ -119,7 +124,7 @@ async function loadOnFloors(
   },
   lab: AppClient,
   load: FloorLoad,
-  options: { rounds: number; random: () => number },
+  options: { rounds: number; restMs: number; random: () => number },
   progress: (note: string) => void,
 ): Promise<FloorWaveResult[]> {
   // Each click picks its user's other identity as it is sent: a user's clicks at once all ask for the same one.
@@ -136,18 +141,21 @@ async function loadOnFloors(
     await turnTo(server);
     await wave(server);
   }
+  const spans = load.clicksEach > 1 ? await cpuSpans(servers, options, progress) : undefined;
   const walls = new Map<FloorServer, number[]>(servers.map((server) => [server, []]));
   const statuses = new Map<FloorServer, Record<string, number>>(servers.map((server) => [server, {}]));
   for (let round = 0; round < options.rounds; round++)
     for (const server of shuffled(servers, options.random)) {
       progress(`on the floors: ${server.name}, ${floorLoadName(load)}, round ${round + 1}/${options.rounds}`);
       await turnTo(server);
+      spans?.mark(server);
       const started = performance.now();
       const answered = (await wave(server)).flat();
       walls.get(server)!.push(performance.now() - started);
       const counts = statuses.get(server)!;
       for (const status of answered) counts[status] = (counts[status] ?? 0) + 1;
     }
+  await spans?.close();
   const { consistent } = await lab.audit();
   return servers.map((server) => ({
     name: server.name,
@@ -155,5 +163,39 @@ async function loadOnFloors(
     wallMs: repeated(walls.get(server)!),
     statuses: statuses.get(server)!,
     consistent,
+    ...(spans && { cpuMsPerClick: spans.perClick(server, load.users * load.clicksEach) }),
   }));
+}
+
+/**
+ * Each server's CPU over its rounds, from the start of one of its waves to the start of its next: between them
+ * only the other servers' waves run, so its work after its answers (the app's lane writes) stays its own. Net of
+ * its resting rate (measured first, the servers taking turns) over each span; the last span ends `settleMs` after
+ * the last round.
+ */
+async function cpuSpans(
+  servers: FloorServer[],
+  options: { restMs: number; random: () => number },
+  progress: (note: string) => void,
+) {
+  const rates = await restingRates(servers, options, progress);
+  const marks = new Map(servers.map((server) => [server, [] as { cpuMs: number; at: number }[]]));
+  const mark = (server: FloorServer) =>
+    marks.get(server)!.push({ cpuMs: processTreeCpu(server.pid)!.allMs, at: performance.now() });
+  return {
+    mark,
+    async close() {
+      await sleep(settleMs);
+      for (const server of servers) mark(server);
+    },
+    perClick(server: FloorServer, clicks: number): Repeated {
+      const [resting, spanMarks] = [rates.get(server)!.all.median, marks.get(server)!];
+      return repeated(
+        spanMarks.slice(1).map((end, index) => {
+          const start = spanMarks[index]!;
+          return (end.cpuMs - start.cpuMs - (resting * (end.at - start.at)) / 1000) / clicks;
+        }),
+      );
+    },
+  };
 }

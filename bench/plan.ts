@@ -29,7 +29,7 @@ const quickPlan = {
   balanced: { strategies: ["lease", "none"] as Strategy[], userCounts: [16], poolSizes: [4] },
   warmUp: { users: 16, waves: 3 },
   appCpu: { loads: cpuLoads(16, 3, { many: 3, one: 2 }), restMs: 3_000 },
-  floorWaves: { rounds: 2 },
+  floorWaves: { rounds: 2, restMs: 2_000 },
 };
 
 const fullPlan: typeof quickPlan = {
@@ -57,8 +57,8 @@ const fullPlan: typeof quickPlan = {
   // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
   appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000 },
   // The app and the floors taking turns (floor-waves.ts), each K and P of the scaling step and the 30-click storm:
-  // a round not measured, then 5.
-  floorWaves: { rounds: 5 },
+  // a round not measured, then 5; under the storm, each server's CPU at rest first (5 windows in all).
+  floorWaves: { rounds: 5, restMs: 5_000 },
 };
 
 export const planFor = (quick: boolean) => (quick ? quickPlan : fullPlan);

@@ -205,7 +205,7 @@ try {
       .filter((each) => each.kind === "30 clicks at once" && each.instances === 1)
       .map(({ poolSize }) => ({ ...clickShapes["30 clicks at once"], poolSize })),
   ];
-  const floorWaves = { loads: floorLoads, rounds: plan.floorWaves.rounds };
+  const floorWaves = { loads: floorLoads, ...plan.floorWaves };
   const { reads, readEveryMs, userCounts } = plan.bystander;
   const floorBystander = { userCounts: userCounts.lease, reads, readEveryMs, poolSize: bystanderPoolSize };
   const cpu = await cpuStep(app, databaseUrl, db, started, { plan, random, progress, floorWaves, floorBystander });

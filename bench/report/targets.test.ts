@@ -203,6 +203,31 @@ describe("30 clicks at once explained by next-bare's own storm", () => {
     expect(verdict({ 200: 5, 409: 144, 500: 1 })).toBe(false);
   });
 
+  it("explains its CPU a click where next-bare's storm alone costs over 2.5 ms a click and the app's no more", () => {
+    const withCpu = (name: string, cpuMsPerClick: number[]) => ({
+      ...floorWave(name, [500, 500, 500], storm),
+      cpuMsPerClick: repeated(cpuMsPerClick),
+    });
+    const cpuVerdict = (app: number[], part: number[]) =>
+      checkTargets(
+        runWith(
+          [],
+          [withCpu("lab on", app), withCpu("next-bare", part)],
+          [{ ...appStorm(500), cpuMsPerClick: repeated([4, 5, 6]) }],
+        ),
+        latencyMs,
+      ).find((each) => each.target === "clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click")!;
+    const explained = cpuVerdict([3, 3.5, 4], [3.6, 4, 4.4]);
+    expect(explained).toMatchObject({
+      holds: false,
+      measured:
+        "5.00 [4.00–6.00] ms; on the floors: next-bare 4.00 [3.60–4.40] ms a click, the app's beside it 3.50 [3.00–4.00] ms",
+      explainedBy: "next-bare's storm alone 4.00 ms a click; the app's beside it 3.50 ms (≤ next-bare's)",
+    });
+    expect(cpuVerdict([4.5, 5, 5.5], [3.6, 4, 4.4])).not.toHaveProperty("explainedBy");
+    expect(cpuVerdict([2, 2.2, 2.4], [2, 2.4, 2.6])).not.toHaveProperty("explainedBy");
+  });
+
   it("is not explained by K users at once: only the same storm on next-bare counts", () => {
     const floors = [floorWave("lab on", [500]), floorWave("next-bare", [480])];
     expect(stormVerdict(runWith([], floors, [appStorm(500)]))).not.toHaveProperty("explainedBy");

@@ -378,13 +378,30 @@ function clickTargets(results: Results, add: Add, latencyMs: number): void {
       [one, two].every((run) => !run || oneSwitchEach(run)),
     );
   }
-  const storm = clicksOf(results, "30 clicks at once", 1)?.cpuMsPerClick;
-  if (storm)
-    add(
-      "clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click",
-      `${spreadAgainst(storm, atMost(2.5))} ms`,
-      storm.median <= 2.5,
-    );
+  const stormClicks = clicksOf(results, "30 clicks at once", 1);
+  const storm = stormClicks?.cpuMsPerClick;
+  if (!storm) return;
+  const holds = storm.median <= 2.5;
+  // The storm on the floors (its CPU a click read only there): next-bare's is the least storm in a Next.js route.
+  const { app, part } = floorsAt(results, { ...clickShapes["30 clicks at once"], poolSize: stormClicks.poolSize });
+  const [appCpu, partCpu] = [app?.cpuMsPerClick, part?.cpuMsPerClick];
+  add(
+    "clicks, 30 at once: ≤ 2.5 ms of the app's CPU a click",
+    `${spreadAgainst(storm, atMost(2.5))} ms` +
+      (appCpu && partCpu
+        ? `; on the floors: next-bare ${spread(partCpu)} ms a click, the app's beside it ${spread(appCpu)} ms`
+        : ""),
+    holds,
+    appCpu &&
+      partCpu &&
+      explainedMiss(
+        holds,
+        partCpu.median > 2.5,
+        appCpu.median <= partCpu.median,
+        `next-bare's storm alone ${figureAgainst(partCpu.median, atMost(2.5))} ms a click; the app's ` +
+          `beside it ${figureAgainst(appCpu.median, atMost(partCpu.median))} ms (≤ next-bare's)`,
+      ),
+  );
 }
 
 /** The app's CPU per switch against next-min's (Next.js's own) and its own K = 64 figure. */
