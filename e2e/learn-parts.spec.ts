@@ -16,6 +16,7 @@ test.afterEach(async () => {
   await app?.stop();
   await pgbouncer?.stop();
   await redis?.stop();
+  [app, pgbouncer, redis] = [undefined, undefined, undefined];
 });
 
 test("against a real PgBouncer and redis-server, the pooler, Redis-restart and three-way q5 cards run and draw their whole run", async ({
@@ -58,6 +59,9 @@ test("a card whose part is not answering becomes runnable when it answers, witho
     port: Number(process.env.PARTS_APP_PORT),
     env: { REDIS_URL: `redis://127.0.0.1:${port}`, LAB_INSTANCE: "parts" },
   });
+  const listed = await page.request.get(`${app.baseUrl}/api/lab/experiments`);
+  const { experiments } = (await listed.json()) as { experiments: { id: string; awaitingParts: boolean }[] };
+  expect(experiments.find((each) => each.id === "redis-restart-loses-lock")?.awaitingParts).toBe(true);
   await page.goto(`${app.baseUrl}/learn`);
   const card = await openCard(page, "redis-restart-loses-lock");
   await expect(card.getByRole("button", { name: "Run (not available here)" })).toHaveAttribute("aria-disabled", "true");

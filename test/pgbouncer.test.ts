@@ -112,7 +112,7 @@ describe("through PgBouncer in transaction mode", () => {
       (await client.get("/api/lab/experiments")).body.experiments.find(
         (experiment: { id: string }) => experiment.id === "pooler-strands-session-lock",
       );
-    expect(await listed(direct)).toMatchObject({ available: false, needs: ["pgbouncer"] });
+    expect(await listed(direct)).toMatchObject({ available: false, awaitingParts: false, needs: ["pgbouncer"] });
     const refused = await direct.post("/api/lab/experiments/pooler-strands-session-lock/run");
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ type: expect.stringMatching(/\/part-not-running$/), needs: ["pgbouncer"] });

@@ -23,19 +23,29 @@ export const partFlags: Record<Part, string> = {
 export const startCommand = (parts: readonly Part[]): string =>
   `npm run dev -- ${[...new Set(parts.map((part) => partFlags[part]))].join(" ")}`;
 
-/** The parts this instance runs with now. */
-export async function partsRunning(): Promise<Set<Part>> {
+/**
+ * The parts this instance runs with now, and those it is told of (REDIS_URL, a database operator) that do not
+ * answer now: a restart in progress, a client still connecting. Those may yet.
+ */
+export async function partsNow(): Promise<{ running: Set<Part>; awaited: Set<Part> }> {
   const running = new Set<Part>();
+  const awaited = new Set<Part>();
   // The app's pool goes through a transaction pooler: the launcher's PgBouncer (or a managed one).
   if (config.transactionPooler) running.add("pgbouncer");
   // The redis-server the launcher started (REDIS_URL), answering now: a restart in progress is not running.
   if (await redisAnswers()) running.add("redis-server");
+  else if (config.redisUrl) awaited.add("redis-server");
   // A replicated database, as its operator tells it: PostgreSQL 15 nodes with a standby, or Patroni's.
   const cluster = await databaseCluster();
   if (cluster?.shape === "replica") running.add("postgresql-15");
   if (cluster?.shape === "ha") for (const part of ["patroni", "etcd-server"] as const) running.add(part);
-  return running;
+  if (!cluster && config.databaseOperatorUrl)
+    for (const part of ["postgresql-15", "patroni", "etcd-server"] as const) awaited.add(part);
+  return { running, awaited };
 }
+
+/** The parts this instance runs with now. */
+export const partsRunning = async (): Promise<Set<Part>> => (await partsNow()).running;
 
 /** The parts of `needs` that are not running. */
 export async function missingParts(needs: readonly Part[]): Promise<Part[]> {

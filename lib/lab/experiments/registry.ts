@@ -14,7 +14,7 @@ import { ttlTooLong } from "./q3-ttl-too-long";
 import { ttlTooShort } from "./q3-ttl-too-short";
 import { lockColumnMapped } from "./q4-lock-column-mapped";
 import { advisoryOrLease } from "./q5-advisory-or-lease";
-import { missingParts, startCommand } from "../parts";
+import { partsNow, startCommand } from "../parts";
 import { poolerStrandsSessionLock } from "./pooler-strands-session-lock";
 import { redisRestartLosesLock } from "./redis-restart-loses-lock";
 import { failoverAsyncLosesLease } from "./failover-async-loses-lease";
@@ -45,8 +45,10 @@ export const experiments: Experiment[] = [
 
 export const experimentCards = async (): Promise<ListedExperiment[]> => {
   const ids = experiments.map((experiment) => experiment.id);
-  return Promise.all(
-    experiments.map(async ({ id, title, question, failureMode, expected, tryNext, needs = [] }) => ({
+  const { running, awaited } = await partsNow();
+  return experiments.map(({ id, title, question, failureMode, expected, tryNext, needs = [] }) => {
+    const available = needs.every((part) => running.has(part));
+    return {
       id,
       title,
       question,
@@ -54,10 +56,11 @@ export const experimentCards = async (): Promise<ListedExperiment[]> => {
       expected,
       tryNext,
       needs,
-      available: (await missingParts(needs)).length === 0,
+      available,
+      awaitingParts: !available && needs.some((part) => awaited.has(part)),
       startWith: needs.length > 0 ? startCommand(needs) : null,
       ...lessons[id]!,
       ...placeInCourse(id, ids),
-    })),
-  );
+    };
+  });
 };

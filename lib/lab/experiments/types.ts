@@ -25,6 +25,8 @@ export interface ExperimentCard {
  */
 export interface ListedExperiment extends ExperimentCard, Lesson {
   available: boolean;
+  /** Not available, but a part it needs is one this instance is told of and may answer soon (a restart). */
+  awaitingParts: boolean;
   /** The command that starts the lab with the parts it needs, or null when it needs none. */
   startWith: string | null;
   lesson: number;
