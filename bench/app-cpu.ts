@@ -124,12 +124,13 @@ export async function restingRates<S extends CpuServer>(
   servers: S[],
   options: Pick<Options, "restMs" | "random">,
   progress: (note: string) => void,
+  step = "CPU per switch",
 ) {
   const windows = new Map<S, TreeCpu[]>(servers.map((server) => [server, []]));
   await sleep(settleMs);
   for (let round = 0; round < restWindows; round++)
     for (const server of shuffled(servers, options.random)) {
-      progress(`CPU per switch: ${server.name} at rest, window ${round + 1}/${restWindows}`);
+      progress(`${step}: ${server.name} at rest, window ${round + 1}/${restWindows}`);
       windows.get(server)!.push(await restingRate(server, options.restMs / restWindows));
     }
   return new Map(

@@ -34,7 +34,8 @@ interface CpuStepOptions {
   only?: readonly CpuServerName[];
   /**
    * Waves on the app (the lab on), next-bare and bare, those of them measured, taking turns in rounds; at a pool
-   * size other than the step's, next-bare and bare are started again with it.
+   * size other than the step's, next-bare and bare are started again with it. `restMs`: each server's resting
+   * windows before the storm, whose CPU a click the floors read.
    */
   floorWaves?: { loads: FloorLoad[]; rounds: number; restMs: number };
   /** A bystander's reads on the app and next-bare, at step 2's K, reads and pool size (floor-bystander.ts). */

@@ -4,23 +4,25 @@
  * (`next-bare`) and the machine's (`bare`). The servers take turns wave by wave in a seeded order, so each round's
  * waves share the machine's moment: the app's wall time is then a ratio to a floor's, paired round by round
  * (issue 28's "explained by a measured part that is not ours"). Between two waves of one server run only the other
- * two servers' waves, no settle and no rest: the CPU step's own waves follow a 300 ms settle and five other
- * servers' turns, and its K = 64 walls ran 1.26× and 1.46× step 2's for the same app in the runs of 408e0fb and
- * 4453972. Each load starts with a round not measured, as step 2's and step 3's do: a load's first waves after
- * the last load's ran up to twice as long. Every pool size of step 2 has its own floors: the app's pool set by the
- * lab, next-bare and bare started with the same (a K = 64 wave on 2 connections queues its statements, on every
- * server alike). At K users (not the storm, whose clicks at once would corrupt without a lock) the app under
- * `none` (the lab's strategy set between its turns) and next-bare's switch without its lease take turns too: the
- * lease's cost over no lock, on the app and at its least, in the same rounds. Under the storm each server's CPU
- * a click is read too (`cpuSpans`): the app's beside next-bare's, the least storm in a Next.js route.
+ * servers' waves, with no rest: the CPU step's own waves follow a 300 ms settle and five other servers' turns, and
+ * its K = 64 walls ran 1.26× and 1.46× step 2's for the same app in the runs of 408e0fb and 4453972. Each load
+ * starts with a round not measured, as step 2's and step 3's do: a load's first waves after the last load's ran up
+ * to twice as long. Every pool size of step 2 has its own floors: the app's pool set by the lab, next-bare and
+ * bare started with the same (a K = 64 wave on 2 connections queues its statements, on every server alike).
+ *
+ * At K users (not the storm, whose clicks at once would corrupt without a lock) the app under `none` and
+ * next-bare's switch without its lease take turns too: the lease's cost over no lock, on the app and at its
+ * least, in the same rounds. The lab's strategy is set before the app's turn where it changed, and the settings'
+ * own work (a reconciler round, their announcement) given `settleMs` before the wave. Under the storm each
+ * server's CPU a click is read too (`cpuSpans`), their resting rates measured before the round not measured.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
-import type { AppClient } from "../test/harness/http-client";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { AppClient } from "../test/harness/http-client";
 import { restingRates, serverSwitchers, settleMs, type CpuServer, type CpuServerName } from "./app-cpu";
 import { unlockedHeader } from "./bare-switch";
-import { freshLab } from "./http-load";
+import { freshLab, type Strategy } from "./http-load";
 import { processTreeCpu } from "./process-cpu";
 import { repeated, shuffled, type Repeated } from "./stats";
 
@@ -40,36 +42,45 @@ export const unlockedFloorNames = { "lab on": "lab on, none", "next-bare": "next
 
 /** A server on the floors: the app runs its waves under the lab's strategy it names. */
 interface FloorServer extends CpuServer {
-  labStrategy?: "lease" | "none";
+  labStrategy?: Strategy;
 }
 
 /** The servers under the lease, and the app and next-bare again without a lock. */
 function floorVariants(servers: CpuServer[]): { leased: FloorServer[]; unlocked: FloorServer[] } {
   const leased = servers.map((server) => (server.isTheApp ? { ...server, labStrategy: "lease" as const } : server));
-  const unlocked = servers.flatMap((server): FloorServer[] =>
-    server.isTheApp
-      ? [{ ...server, name: unlockedFloorNames["lab on"], labStrategy: "none" }]
-      : server.name === "next-bare"
-        ? [
-            {
-              ...server,
-              name: unlockedFloorNames["next-bare"],
-              headers: { ...server.headers, [unlockedHeader]: "none" },
-            },
-          ]
-        : [],
-  );
+  const app = servers.find((server) => server.isTheApp);
+  const nextBare = servers.find((server) => server.name === "next-bare");
+  const unlocked: FloorServer[] = [
+    ...(app ? [{ ...app, name: unlockedFloorNames["lab on"], labStrategy: "none" as const }] : []),
+    ...(nextBare
+      ? [
+          {
+            ...nextBare,
+            name: unlockedFloorNames["next-bare"],
+            headers: { ...nextBare.headers, [unlockedHeader]: "none" },
+          },
+        ]
+      : []),
+  ];
   return { leased, unlocked };
 }
 
-/** Before a server's wave: the lab's strategy set to the server's own, where it has one and it changed. */
-function strategyTurns(lab: AppClient, current: FloorServer["labStrategy"]) {
+/**
+ * Before a server's wave: the lab's strategy set to the server's own, where it has one and it changed, then
+ * `settleMs` for what a change sets off (a reconciler round under `lease`, the settings' announcement), so that
+ * it falls in no wave.
+ */
+function strategyTurns(lab: AppClient, current: Strategy) {
   return async (server: FloorServer) => {
     if (!server.labStrategy || server.labStrategy === current) return;
     await lab.configure({ strategy: server.labStrategy });
     current = server.labStrategy;
+    await sleep(settleMs);
   };
 }
+
+/** One user's clicks at once, of which one wins: without a lock they would corrupt. */
+const isStorm = (load: FloorLoad) => load.clicksEach > 1;
 
 export const floorLoadName = ({ users, clicksEach, poolSize }: FloorLoad) =>
   `${clicksEach > 1 ? `${clicksEach} clicks at once` : `K=${users}`} P=${poolSize}`;
@@ -105,7 +116,7 @@ export async function floorWaves(
     const { switchOnce } = await serverSwitchers([...leased, ...unlocked], users);
     const turnTo = strategyTurns(lab, "lease");
     for (const load of loads) {
-      const taking = load.clicksEach > 1 ? leased : [...leased, ...unlocked];
+      const taking = isStorm(load) ? leased : [...leased, ...unlocked];
       results.push(...(await loadOnFloors(taking, { switchOnce, turnTo }, lab, load, options, progress)));
     }
   }
@@ -136,12 +147,14 @@ async function loadOnFloors(
         Promise.all(Array.from({ length: load.clicksEach }, () => switchOnce(server, switchLoad, index))),
       ),
     );
+  // Rested before the round not measured, so that the rest is not the first measured round's cold start.
+  const rates = isStorm(load) ? await restingRates(servers, options, progress, "on the floors") : undefined;
   for (const server of shuffled(servers, options.random)) {
     progress(`on the floors: ${server.name}, ${floorLoadName(load)}, a round not measured`);
     await turnTo(server);
     await wave(server);
   }
-  const spans = load.clicksEach > 1 ? await cpuSpans(servers, options, progress) : undefined;
+  const spans = rates && cpuSpans(servers, rates);
   const walls = new Map<FloorServer, number[]>(servers.map((server) => [server, []]));
   const statuses = new Map<FloorServer, Record<string, number>>(servers.map((server) => [server, {}]));
   for (let round = 0; round < options.rounds; round++)
@@ -169,16 +182,11 @@ async function loadOnFloors(
 
 /**
  * Each server's CPU over its rounds, from the start of one of its waves to the start of its next: between them
- * only the other servers' waves run, so its work after its answers (the app's lane writes) stays its own. Net of
- * its resting rate (measured first, the servers taking turns) over each span; the last span ends `settleMs` after
- * the last round.
+ * only the other servers' waves run, so its work after its answers (the app's lane writes, the collector's work
+ * on its garbage) stays its own. Net of its resting rate (`rates`) over each span; the last span ends `settleMs`
+ * after the last round.
  */
-async function cpuSpans(
-  servers: FloorServer[],
-  options: { restMs: number; random: () => number },
-  progress: (note: string) => void,
-) {
-  const rates = await restingRates(servers, options, progress);
+function cpuSpans(servers: FloorServer[], rates: Awaited<ReturnType<typeof restingRates<FloorServer>>>) {
   const marks = new Map(servers.map((server) => [server, [] as { cpuMs: number; at: number }[]]));
   const mark = (server: FloorServer) =>
     marks.get(server)!.push({ cpuMs: processTreeCpu(server.pid)!.allMs, at: performance.now() });

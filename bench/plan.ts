@@ -57,7 +57,7 @@ const fullPlan: typeof quickPlan = {
   // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
   appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000 },
   // The app and the floors taking turns (floor-waves.ts), each K and P of the scaling step and the 30-click storm:
-  // a round not measured, then 5; under the storm, each server's CPU at rest first (5 windows in all).
+  // a round not measured, then 5; under the storm, each server's CPU at rest first (5 windows each, 1 s apiece).
   floorWaves: { rounds: 5, restMs: 5_000 },
 };
 

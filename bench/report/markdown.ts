@@ -118,7 +118,8 @@ function floorWavesTable(run: Run): string {
       const { app, part, bare, paired } = floorsAt(run, load);
       const overNone = leaseOverNoneAt(run, load);
       const walls = [app, part, bare].map(inUnitsOf2L);
-      return [floorLoadName(load), ...walls, ...[paired, overNone.app, overNone.part].map(ratio)];
+      const ratios = [paired, overNone.app?.ratio ?? null, overNone.part?.ratio ?? null];
+      return [floorLoadName(load), ...walls, ...ratios.map(ratio)];
     }),
   );
 }

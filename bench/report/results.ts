@@ -72,13 +72,22 @@ export function floorsAt({ floorWaves = [] }: Pick<Results, "floorWaves">, load:
 }
 
 /**
- * The lease over no lock at a load of the floors, round by round: the app's (under `lease` ÷ under `none`) and
- * next-bare's (its switch ÷ the same without its lease). Null where the run has no unlocked waves.
+ * The lease over no lock at a load of the floors, round by round: the app's (under `lease` over under `none`) and
+ * next-bare's (its switch over the same without its lease), as a ratio and as ms past `limit` × no lock's wall.
+ * Null where the run has no unlocked waves.
  */
 export function leaseOverNoneAt({ floorWaves = [] }: Pick<Results, "floorWaves">, load: FloorLoad) {
-  const overNone = (name: keyof typeof unlockedFloorNames) =>
-    pairedRatio(floorWaveOf(floorWaves, name, load), floorWaveOf(floorWaves, unlockedFloorNames[name], load));
-  return { app: overNone("lab on"), part: overNone("next-bare") };
+  const sideOf = (name: keyof typeof unlockedFloorNames) => {
+    const [lease, none] = [name, unlockedFloorNames[name]].map((each) => floorWaveOf(floorWaves, each, load));
+    if (!lease || !none) return null;
+    const perRound = (of: (wall: number, noneWall: number) => number) =>
+      repeated(lease.wallMs.runs.map((wall, round) => of(wall, none.wallMs.runs[round]!)));
+    return {
+      ratio: perRound((wall, noneWall) => wall / noneWall),
+      pastMs: (limit: number) => perRound((wall, noneWall) => wall - limit * noneWall),
+    };
+  };
+  return { app: sideOf("lab on"), part: sideOf("next-bare") };
 }
 
 const floorWaveOf = (floorWaves: FloorWaveResult[], name: string, load: FloorLoad) =>

@@ -156,8 +156,8 @@ function floorWavesTable(results: Results): void {
         "next-bare": part ? spread(part.wallMs, 0) : "—",
         bare: bare ? spread(bare.wallMs, 0) : "—",
         "app ÷ next-bare, paired": paired ? spread(paired) : "—",
-        "lease ÷ none, app": overNone.app ? spread(overNone.app) : "—",
-        "lease ÷ none, next-bare": overNone.part ? spread(overNone.part) : "—",
+        "lease ÷ none, app": overNone.app ? spread(overNone.app.ratio) : "—",
+        "lease ÷ none, next-bare": overNone.part ? spread(overNone.part.ratio) : "—",
       };
     }),
   );
