@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (about 15 min on 2 cores, builds included) or `npm run bench -- --quick` (a smoke run, its
+ * `npm run bench` (about 32 min on 2 cores, builds included) or `npm run bench -- --quick` (a smoke run, its
  * results in bench/results/quick.json): the lease against what the machine allows, and each strategy's cost
  * as load grows, in one run on one database (plan.ts says how much of each).
  *
