@@ -64,7 +64,13 @@ test("a card whose part is not answering becomes runnable when it answers, witho
   expect(experiments.find((each) => each.id === "redis-restart-loses-lock")?.awaitingParts).toBe(true);
   await page.goto(`${app.baseUrl}/learn`);
   const card = await openCard(page, "redis-restart-loses-lock");
-  await expect(card.getByRole("button", { name: "Run (not available here)" })).toHaveAttribute("aria-disabled", "true");
+  // It says it waits for a part the instance is told of, not that the instance runs without it.
+  await expect(card.getByRole("button", { name: "Run (waiting for redis-server)" })).toHaveAttribute(
+    "aria-disabled",
+    "true",
+  );
+  await expect(card).toContainText("which this instance is told of but which does not answer now");
+  await expect(card).not.toContainText("start the lab with");
   redis = await startRedis(port);
   await expect(card.getByRole("button", { name: "Run", exact: true })).toHaveAttribute("aria-disabled", "false");
 });

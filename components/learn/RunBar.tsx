@@ -7,13 +7,25 @@ import type { useExperimentRun } from "./useExperimentRun";
 /** Why a card cannot run here, or what it runs on: the parts it needs. */
 export function NeedsNote({ card }: { card: ListedExperiment }) {
   if (card.needs.length === 0) return null;
+  const parts = card.needs.join(" and ");
   return (
     <p className="hint" id={`${card.id}-needs`}>
       {card.available
-        ? `Runs on ${card.needs.join(" and ")}, which this instance runs with.`
-        : `Needs ${card.needs.join(" and ")}, which this instance does not run with: start the lab with ${card.startWith}.`}
+        ? `Runs on ${parts}, which this instance runs with.`
+        : card.awaitingParts
+          ? `Needs ${parts}, which this instance is told of but which does not answer now (a restart, or still ` +
+            "connecting): it can run once it answers."
+          : `Needs ${parts}, which this instance does not run with: start the lab with ${card.startWith}.`}
     </p>
   );
+}
+
+/** The Run button's words: a card that awaits a part says which, one whose part this instance lacks says so. */
+function runLabel(card: ListedExperiment, running: boolean, last: ReturnType<typeof useExperimentRun>["last"]): string {
+  if (running) return "Running…";
+  if (card.awaitingParts) return `Run (waiting for ${card.needs.join(" and ")})`;
+  if (!card.available) return "Run (not available here)";
+  return last?.verdict === "unexpected" ? "Run again" : "Run";
 }
 
 /**
@@ -40,13 +52,7 @@ export function RunBar({
           aria-disabled={run.isPending || !card.available}
           aria-describedby={card.needs.length > 0 ? `${card.id}-status ${card.id}-needs` : `${card.id}-status`}
         >
-          {run.isPending
-            ? "Running…"
-            : !card.available
-              ? "Run (not available here)"
-              : last?.verdict === "unexpected"
-                ? "Run again"
-                : "Run"}
+          {runLabel(card, run.isPending, last)}
         </button>
         {run.isPending && (
           <>

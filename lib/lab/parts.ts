@@ -5,7 +5,7 @@
  */
 import { config } from "../core/config";
 import { Problem } from "../core/problems";
-import { databaseCluster } from "./database-nodes";
+import { databaseCluster, type DatabaseCluster } from "./database-nodes";
 import { redisAnswers } from "./redis-lock";
 
 export type Part = "pgbouncer" | "redis-server" | "postgresql-15" | "patroni" | "etcd-server";
@@ -23,6 +23,12 @@ export const partFlags: Record<Part, string> = {
 export const startCommand = (parts: readonly Part[]): string =>
   `npm run dev -- ${[...new Set(parts.map((part) => partFlags[part]))].join(" ")}`;
 
+/** The parts each shape of replicated database runs on. */
+const clusterParts: Record<DatabaseCluster["shape"], Part[]> = {
+  replica: ["postgresql-15"],
+  ha: ["patroni", "etcd-server"],
+};
+
 /**
  * The parts this instance runs with now, and those it is told of (REDIS_URL, a database operator) that do not
  * answer now: a restart in progress, a client still connecting. Those may yet.
@@ -37,10 +43,8 @@ export async function partsNow(): Promise<{ running: Set<Part>; awaited: Set<Par
   else if (config.redisUrl) awaited.add("redis-server");
   // A replicated database, as its operator tells it: PostgreSQL 15 nodes with a standby, or Patroni's.
   const cluster = await databaseCluster();
-  if (cluster?.shape === "replica") running.add("postgresql-15");
-  if (cluster?.shape === "ha") for (const part of ["patroni", "etcd-server"] as const) running.add(part);
-  if (!cluster && config.databaseOperatorUrl)
-    for (const part of ["postgresql-15", "patroni", "etcd-server"] as const) awaited.add(part);
+  if (cluster) for (const part of clusterParts[cluster.shape]) running.add(part);
+  else if (config.databaseOperatorUrl) for (const part of Object.values(clusterParts).flat()) awaited.add(part);
   return { running, awaited };
 }
 
