@@ -16,9 +16,9 @@
  * own work (a reconciler round, their announcement) given `settleMs` before the wave. Under the storm each
  * server's CPU a click is read too (`cpuSpans`), their resting rates measured before the round not measured.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { AppClient } from "../test/harness/http-client";
 import { restingRates, serverSwitchers, settleMs, type CpuServer, type CpuServerName } from "./app-cpu";
 import { unlockedHeader } from "./bare-switch";
