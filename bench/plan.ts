@@ -54,7 +54,7 @@ const fullPlan: typeof quickPlan = {
   balanced: { strategies: ["lease", "none"], userCounts: [64], poolSizes: [2, 4, 16] },
   // Every app and server started for a step runs these first, before anything of it is measured.
   warmUp: { users: 64, waves: serverWarmupWaves },
-  // K = 1: 10 switches one after the other per wave, so a wave's CPU is well above /proc's 10 ms tick.
+  // K = 1: 10 switches one after the other per wave.
   appCpu: { loads: cpuLoads(64, 10, { many: 7, one: 5 }), restMs: 20_000 },
   // The app and the floors taking turns (floor-waves.ts), each K and P of the scaling step and the 30-click storm:
   // a round not measured, then 5; under the storm, each server's CPU at rest first (5 windows each, 1 s apiece).

@@ -3,11 +3,19 @@
  * Linux's /proc: what the app spends per switch, measured in the same run as the wall times it explains.
  * Null where /proc is missing. Its main threads' share apart (`processTreeCpu`): a V8 profile sees only the main
  * thread, so the rest (V8's collector and compiler helpers, libuv's pool) is what a profile leaves out.
+ *
+ * Each thread's time on a core is read from its schedstat, in ns, not from the clock ticks of its stat (10 ms
+ * each, counted per thread): the apps' CPU at rest, a few ms a second spread over a dozen threads, read 0 in
+ * every 1 s window (so nothing was taken off their K = 1 waves, 4.8 s each), and the storm's CPU a click came
+ * in thirds of a ms (one tick over 30 clicks; the run of 7b124da: 1.00, 2.67, 3.00, 4.00). A thread that ended
+ * during a measure takes its time with it (a process's stat keeps it): Node's threads live as long as it does.
+ * Where the kernel keeps no schedstat, the ticks.
  */
 import { execSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 
 let ticksPerSecond: number | undefined;
+const keepsSchedstat = existsSync("/proc/self/schedstat");
 
 interface ProcessStat {
   parent: number;
@@ -27,6 +35,27 @@ function statOf(pid: number, thread?: number): ProcessStat | null {
     return null;
   }
 }
+
+/** The thread ids of `pid`, in the order they were created (ids grow); empty when it is gone. */
+function threadsOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`)
+      .map(Number)
+      .sort((a, b) => a - b);
+  } catch {
+    return [];
+  }
+}
+
+/** One thread's CPU time so far, ms: its schedstat's, else its ticks'. */
+const threadCpuMs = (pid: number, thread: number): number =>
+  keepsSchedstat ? threadSchedstat(pid, thread).cpuMs : (statOf(pid, thread)?.cpuMs ?? 0);
+
+/** A process's CPU time so far, all its threads, ms. */
+const ownCpuMs = (pid: number): number =>
+  keepsSchedstat
+    ? threadsOf(pid).reduce((sum, thread) => sum + threadSchedstat(pid, thread).cpuMs, 0)
+    : (statOf(pid)?.cpuMs ?? 0);
 
 /** `pid` and every process under it (a framework's workers count as the app's); empty when `pid` is gone. */
 export function processTree(pid: number): number[] {
@@ -81,8 +110,8 @@ export function processTreeCpu(pid: number | undefined): TreeCpu | null {
   if (tree.length === 0) return null;
   const used = { allMs: 0, mainThreadMs: 0, mainThreadWaitMs: 0 };
   for (const each of tree) {
-    used.allMs += statOf(each)?.cpuMs ?? 0;
-    used.mainThreadMs += statOf(each, each)?.cpuMs ?? 0;
+    used.allMs += ownCpuMs(each);
+    used.mainThreadMs += threadCpuMs(each, each);
     used.mainThreadWaitMs += threadSchedstat(each, each).waitMs;
   }
   return used;
@@ -108,16 +137,7 @@ export function processesCpuMs(pids: readonly (number | undefined)[]): number | 
  * which starts at its first use. Node 20 names none of them (each is `node` in /proc).
  */
 export function threadsCpuMs(pid: number): { pid: number; thread: number; cpuMs: number }[] {
-  return processTree(pid).flatMap((each) => {
-    let threads: string[];
-    try {
-      threads = readdirSync(`/proc/${each}/task`);
-    } catch {
-      return [];
-    }
-    return threads
-      .map(Number)
-      .sort((a, b) => a - b)
-      .map((thread) => ({ pid: each, thread, cpuMs: statOf(each, thread)?.cpuMs ?? 0 }));
-  });
+  return processTree(pid).flatMap((each) =>
+    threadsOf(each).map((thread) => ({ pid: each, thread, cpuMs: threadCpuMs(each, thread) })),
+  );
 }
