@@ -7,9 +7,10 @@
  * Each thread's time on a core is read from its schedstat, in ns, not from the clock ticks of its stat (10 ms
  * each, counted per thread): the apps' CPU at rest, a few ms a second spread over a dozen threads, read 0 in
  * every 1 s window (so nothing was taken off their K = 1 waves, 4.8 s each), and the storm's CPU a click came
- * in thirds of a ms (one tick over 30 clicks; the run of 7b124da: 1.00, 2.67, 3.00, 4.00). A thread that ended
- * during a measure takes its time with it (a process's stat keeps it): Node's threads live as long as it does.
- * Where the kernel keeps no schedstat, the ticks.
+ * in thirds of a ms (one tick over 30 clicks; the run of 7b124da: 1.00, 2.67, 3.00, 4.00). A thread that ends
+ * takes its schedstat with it (a process's stat keeps its ticks): its time as last read stays counted with its
+ * process (`endedThreadsMs`), so only what it ran after that reading is missed. Where the kernel keeps no
+ * schedstat, the ticks.
  */
 import { execSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -51,11 +52,19 @@ function threadsOf(pid: number): number[] {
 const threadCpuMs = (pid: number, thread: number): number =>
   keepsSchedstat ? threadSchedstat(pid, thread).cpuMs : (statOf(pid, thread)?.cpuMs ?? 0);
 
-/** A process's CPU time so far, all its threads, ms. */
-const ownCpuMs = (pid: number): number =>
-  keepsSchedstat
-    ? threadsOf(pid).reduce((sum, thread) => sum + threadSchedstat(pid, thread).cpuMs, 0)
-    : (statOf(pid)?.cpuMs ?? 0);
+/** Per process: each thread's CPU time at its last reading, and the time of its threads that have ended since. */
+const threadsRead = new Map<number, { last: Map<number, number>; endedThreadsMs: number }>();
+
+/** A process's CPU time so far, all its threads (those ended since an earlier reading as last read), ms. */
+function ownCpuMs(pid: number): number {
+  if (!keepsSchedstat) return statOf(pid)?.cpuMs ?? 0;
+  const read = threadsRead.get(pid) ?? { last: new Map<number, number>(), endedThreadsMs: 0 };
+  threadsRead.set(pid, read);
+  const now = new Map(threadsOf(pid).map((thread) => [thread, threadSchedstat(pid, thread).cpuMs]));
+  for (const [thread, cpuMs] of read.last) if (!now.has(thread)) read.endedThreadsMs += cpuMs;
+  read.last = now;
+  return [...now.values()].reduce((sum, cpuMs) => sum + cpuMs, read.endedThreadsMs);
+}
 
 /** `pid` and every process under it (a framework's workers count as the app's); empty when `pid` is gone. */
 export function processTree(pid: number): number[] {

@@ -4,8 +4,8 @@
  * (the session's requirement, the lease, the journal) against bare's three statements (bare-statements.ts),
  * taking turns wave by wave. Per switch: the process's CPU, its main thread's CPU and how long that thread waited
  * for a core (the scheduler's run-queue wait, `/proc/self/task/PID/schedstat`, in ns), and the embedded
- * PostgreSQL's CPU (all of the embedded server's processes, `/proc`, 10 ms ticks over a wave: run it with nothing
- * else on that server); then, under V8's profiler, what the profile books per switch, and how much of it on
+ * PostgreSQL's CPU (all of the embedded server's processes, their threads' schedstat: run it with nothing else
+ * on that server); then, under V8's profiler, what the profile books per switch, and how much of it on
  * `writev`. `--apart` pins this process to
  * the first core and the embedded PostgreSQL to the second (taskset) for the run: a write that wakes a backend
  * then cannot hand it this thread's core.

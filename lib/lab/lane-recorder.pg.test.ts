@@ -23,7 +23,7 @@ async function holderOfGrace() {
 }
 
 /** A refused request's recorder, its acquisition told as the lease library tells it; its lane and its event. */
-async function refusedWith(heldUntil: Date) {
+async function refusedWith(heldUntil: Date | null) {
   const recorder = new OperationRecorder(db, { userId: "grace", toIdentityId: "github|1906", strategy: "lease" });
   recorder.bind(randomUUID());
   recorder.acquiring();
@@ -52,4 +52,22 @@ it("says 'another operation' once the lease no longer has the expiry the refusal
   const { acquire, events } = await refusedWith(reported);
   expect(acquire.detail).toMatch(/^0 rows: held by another operation until /);
   expect(events).toEqual([expect.stringMatching(/: another operation holds the lease until .*\.$/)]);
+});
+
+it("never names an earlier holder's entry: only the one under the lease's fence", async () => {
+  const earlier = await holderOfGrace();
+  await earlier.lease.release();
+  const now = await identityActionLease.acquire(db, "grace", { ttlMs: 10_000 });
+  if (!now.acquired) throw new Error("expected to acquire");
+  // The lease is held again, under a newer fence, with no journal entry of its own yet.
+  const { acquire } = await refusedWith(now.lease.expiresAt);
+  expect(acquire.detail).toMatch(/^0 rows: held by another operation until /);
+  expect(acquire.detail).not.toContain(earlier.operationId.slice(0, 8));
+});
+
+it("says 'another operation' without an expiry when the refusal reported none", async () => {
+  await holderOfGrace();
+  const { acquire, events } = await refusedWith(null);
+  expect(acquire.detail).toBe("0 rows: held by another operation");
+  expect(events).toEqual([expect.stringMatching(/: another operation holds the lease\.$/)]);
 });
