@@ -9,8 +9,8 @@
  * every 1 s window (so nothing was taken off their K = 1 waves, 4.8 s each), and the storm's CPU a click came
  * in thirds of a ms (one tick over 30 clicks; the run of 7b124da: 1.00, 2.67, 3.00, 4.00). A thread that ends
  * takes its schedstat with it (a process's stat keeps its ticks): its time as last read stays counted with its
- * process (`endedThreadsMs`), so only what it ran after that reading is missed. Where the kernel keeps no
- * schedstat, the ticks.
+ * process (`endedThreadsMs`), so only what it ran after that reading is missed (all of it, for a thread that
+ * began and ended between two readings). Where the kernel keeps no schedstat, the ticks.
  */
 import { execSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

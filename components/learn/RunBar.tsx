@@ -13,8 +13,7 @@ export function NeedsNote({ card }: { card: ListedExperiment }) {
       {card.available
         ? `Runs on ${parts}, which this instance runs with.`
         : card.awaitingParts
-          ? `Needs ${parts}, which this instance is told of but which does not answer now (a restart, or still ` +
-            "connecting): it can run once it answers."
+          ? `Needs ${parts}, which this instance is told of but which does not answer now: it can run once it answers.`
           : `Needs ${parts}, which this instance does not run with: start the lab with ${card.startWith}.`}
     </p>
   );

@@ -272,8 +272,8 @@ export class OperationRecorder implements PhaseRecorder, RecordedLane {
  * clicks of a storm are refusals). The holder is named only while the lease still has the expiry the refusal
  * reported (to the millisecond a Date keeps): a holder that came later, or a renewal, make it "another
  * operation" rather than a name the refusal never saw. `left(…, 8)` is `shortId`'s. A statement that fails
- * (logged) leaves the event unwritten and the lane's acquisition saying "another operation". The event's
- * notification now reaches the stream before the lane's refused phase does; the page shows both.
+ * (logged) leaves the event unwritten and the lane's acquisition saying "another operation". The event is
+ * written before the lane's phase ends (it needs the statement's answer): either may reach a page first.
  */
 const recordRefusal = statement<
   Database,
