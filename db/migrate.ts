@@ -13,6 +13,7 @@ import * as experimentRuns from "./migrations/0012_experiment_runs";
 import * as journalNotify from "./migrations/0013_journal_notify";
 import * as quietNotifications from "./migrations/0014_quiet_notifications";
 import * as fenceGeneration from "./migrations/0015_fence_generation";
+import * as watchedNotifications from "./migrations/0016_watched_notifications";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   "0013_journal_notify": journalNotify,
   "0014_quiet_notifications": quietNotifications,
   "0015_fence_generation": fenceGeneration,
+  "0016_watched_notifications": watchedNotifications,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDb, databaseTimeouts } from "../db/connection";
 import { startPgBouncer, type RunningPgBouncer } from "../scripts/parts/pgbouncer";
 import { identityActionLease } from "../lib/switch/users";
+import { notTheGatesLock } from "../lib/lab/watch-gate";
 import { startApp, type RunningApp } from "./harness/app-server";
 import { openEventStream } from "./harness/event-stream";
 import { appClient, type AppClient } from "./harness/http-client";
@@ -134,7 +135,8 @@ describe("through PgBouncer in transaction mode", () => {
             (
               await probe.query(
                 `SELECT count(*)::int AS n FROM pg_locks
-                  WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+                  WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    AND ${notTheGatesLock("pg_locks")}`,
               )
             ).rows[0].n,
         )

@@ -77,6 +77,31 @@ describe("GET /api/lab/stream", () => {
     });
   });
 
+  it("after a moment nobody watched, when the database told nothing, Last-Event-ID gets a snapshot, not what was kept", async () => {
+    const instanceUrl = `${inject("instanceUrl")}/api/lab/stream`;
+    const first = await open(instanceUrl);
+    await first.waitFor((message) => message.event === "audit");
+    const lastEventId = first.lastEventId()!;
+    first.close();
+    // As 30 s after the last client left: the lab's notifications are off (migration 0016).
+    const database = new pg.Client({ connectionString: inject("databaseUrl") });
+    await database.connect();
+    await database.query("UPDATE lab_watch SET until = '-infinity'").finally(() => database.end());
+    const answer = await session.ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+
+    const resumed = await open(instanceUrl, { "Last-Event-ID": lastEventId });
+    const audit = await resumed.waitFor((message) => message.event === "audit");
+    // A snapshot (its messages share one id), with the lease as the switch left it: free, its fence taken.
+    const snapshot = resumed.messages.slice(0, resumed.messages.indexOf(audit) + 1);
+    expect(snapshot[0]).toMatchObject({ event: "settings" });
+    expect(new Set(snapshot.map((message) => message.id)).size).toBe(1);
+    expect(snapshot.find((message) => message.event === "lease" && message.data.userId === "ada")?.data).toMatchObject({
+      held: false,
+      fence: "1",
+    });
+  });
+
   it("audits again once an answered lane's row is written, however late that write comes", async () => {
     // The switch and the stream on one instance (in the production shape too): its own lanes reach its stream
     // from memory, before their rows, which are what the audit reads.

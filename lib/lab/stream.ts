@@ -19,6 +19,7 @@ import { instanceId } from "./instance";
 import type { Lane } from "./lane";
 import { liveLanes } from "./live-lanes";
 import { readLanes, readTimeline } from "./timeline";
+import { holdEveryMs, holdGateOpen } from "./watch-gate";
 import { clientJoined, clientLeft, hearWatchers, othersWatch } from "./watchers";
 
 export interface StreamMessage {
@@ -41,6 +42,10 @@ interface Hub {
   auditAgain: boolean;
   /** Audits again once an unsettled audit's bound has passed: nothing else says that it settled. */
   settledCheck: ReturnType<typeof setTimeout> | null;
+  /** Keeps the database's notifications on while this instance has clients (watch-gate.ts). */
+  gateHold: ReturnType<typeof setInterval> | null;
+  /** The messages numbered above it are a complete account: the gate has not been seen closed since. */
+  completeAfter: number;
 }
 
 export const labStreamChannel = "lab_stream";
@@ -59,6 +64,8 @@ const hub = processSingleton<Hub>("Stream", () => ({
   auditRunning: false,
   auditAgain: false,
   settledCheck: null,
+  gateHold: null,
+  completeAfter: 0,
 }));
 
 /** Tells every instance's clients to read everything again (after a lab reset). */
@@ -277,14 +284,27 @@ async function snapshot(): Promise<StreamMessage[]> {
   ];
 }
 
-/** The messages after `lastEventId`, when this process still has all of them; null: a snapshot is needed. */
+/**
+ * The messages after `lastEventId`, when this process still has all of them and they are a complete account
+ * (the database notified all along); null: a snapshot is needed.
+ */
 function missedSince(lastEventId: string | null): StreamMessage[] | null {
   const [boot, number] = (lastEventId ?? "").split("-");
   if (boot !== hub.boot || !/^\d+$/.test(number ?? "")) return null;
   const after = Number(number);
   const oldest = hub.kept[0] ? Number(hub.kept[0].id.split("-")[1]) : hub.counter + 1;
-  if (after > hub.counter || after < oldest - 1) return null;
+  if (after > hub.counter || after < oldest - 1 || after <= hub.completeAfter) return null;
   return hub.kept.filter((message) => Number(message.id.split("-")[1]) > after);
+}
+
+/**
+ * Opens the database's notifications, or keeps them open. When they may have been off for a moment since this
+ * instance last held them, what it kept is no account to catch up from, and its clients read everything again.
+ */
+async function holdWatched(): Promise<void> {
+  if (!(await holdGateOpen(instrumentDb()))) return;
+  hub.completeAfter = hub.counter;
+  publish("reset", {});
 }
 
 const encoder = new TextEncoder();
@@ -303,21 +323,19 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
   return new ReadableStream<Uint8Array>({
     start(controller) {
       let open = true;
+      let joined = false;
       const send = (text: string) => {
         if (open) controller.enqueue(encoder.encode(text));
       };
       // Live messages wait until what came before them has been sent.
       let backlog: StreamMessage[] | null = [];
       const client: Client = (message) => (backlog ? backlog.push(message) : send(frame(message)));
-      hub.clients.add(client);
-      clientJoined();
       const heartbeat = setInterval(() => send(": still here\n\n"), heartbeatEveryMs);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
-        hub.clients.delete(client);
-        clientLeft(hub.clients.size);
+        if (joined) leave(client);
         try {
           controller.close();
         } catch {
@@ -327,8 +345,15 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       signal.addEventListener("abort", close);
 
       send("retry: 1000\n\n");
-      const missed = missedSince(lastEventId);
-      const catchUp = missed ? Promise.resolve(missed) : snapshot();
+      // The database notifies before the client hears and its catch-up is read: a change committed before it
+      // joins is in the snapshot, one after is heard. (A reset for a moment without notifications goes to the
+      // clients already there: this one reads everything anyway, or gets no catch-up from before that moment.)
+      const catchUp = holdWatched().then(() => {
+        if (!open) return [];
+        join(client);
+        joined = true;
+        return missedSince(lastEventId) ?? snapshot();
+      });
       catchUp.then(
         (messages) => {
           for (const message of [...messages, ...backlog!]) send(frame(message));
@@ -349,4 +374,23 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       close();
     },
   });
+}
+
+/** A client hears every message from now on; while there are any, the database's notifications stay on. */
+function join(client: Client): void {
+  hub.clients.add(client);
+  clientJoined();
+  hub.gateHold ??= setInterval(
+    () => void holdWatched().catch((error: unknown) => console.error("[stream] the lab's notifications:", error)),
+    holdEveryMs,
+  );
+  hub.gateHold.unref?.();
+}
+
+function leave(client: Client): void {
+  hub.clients.delete(client);
+  clientLeft(hub.clients.size);
+  if (hub.clients.size > 0 || !hub.gateHold) return;
+  clearInterval(hub.gateHold);
+  hub.gateHold = null;
 }

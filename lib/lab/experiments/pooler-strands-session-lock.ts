@@ -1,6 +1,7 @@
 import pg from "pg";
 import { config } from "../../core/config";
 import { advisoryKey } from "../strategies";
+import { notTheGatesLock } from "../watch-gate";
 import { ada, fact, slowSwitchCalls, type Lab } from "./lab";
 import type { Experiment } from "./types";
 
@@ -27,7 +28,7 @@ async function advisoryLocks(probe: pg.Client) {
   const { rows } = await probe.query<{ pid: number; state: string }>(
     `SELECT a.pid, a.state FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()
-        AND a.application_name <> 'lab:experiment-run'`,
+        AND a.application_name <> 'lab:experiment-run' AND ${notTheGatesLock("l")}`,
   );
   return rows;
 }

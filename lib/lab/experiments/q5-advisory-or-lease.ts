@@ -5,6 +5,7 @@ import type { ProviderCall } from "../../provider-sim/lab-client";
 import { poolStats } from "../../core/db";
 import { missingParts } from "../parts";
 import { openPinnedConnections } from "../strategies";
+import { notTheGatesLock } from "../watch-gate";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Lab } from "./lab";
 import { adaKeyGoneAfter, adaKeyTaken } from "./redis-facts";
 import type { Experiment } from "./types";
@@ -30,7 +31,7 @@ async function serverView(probe: pg.Client) {
     `SELECT count(*) FILTER (WHERE a.state = 'idle in transaction')::int AS "idleInTransaction",
             (SELECT count(*)::int FROM pg_locks l JOIN pg_stat_activity h ON h.pid = l.pid
               WHERE l.locktype = 'advisory' AND l.granted AND h.datname = current_database()
-                AND h.application_name <> 'lab:experiment-run') AS "advisoryLocks"
+                AND h.application_name <> 'lab:experiment-run' AND ${notTheGatesLock("l")}) AS "advisoryLocks"
        FROM pg_stat_activity a WHERE a.datname = current_database()`,
   );
   return rows[0]!;
@@ -41,7 +42,7 @@ async function lockHolders(probe: pg.Client): Promise<number[]> {
   const { rows } = await probe.query<{ pid: number }>(
     `SELECT DISTINCT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()
-        AND a.application_name <> 'lab:experiment-run'`,
+        AND a.application_name <> 'lab:experiment-run' AND ${notTheGatesLock("l")}`,
   );
   return rows.map((row) => row.pid);
 }
