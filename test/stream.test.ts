@@ -102,6 +102,21 @@ describe("GET /api/lab/stream", () => {
     });
   });
 
+  it("a client watching when the gate is found to have closed meanwhile is reset, and its stream ends for a snapshot", async () => {
+    const watching = await open(`${inject("instanceUrl")}/api/lab/stream`);
+    const caughtUp = await watching.waitFor((message) => message.event === "audit");
+    // As if the instance's writes had stalled past the gate's 30 s: its next one (within 5 s) finds it closed.
+    const database = new pg.Client({ connectionString: inject("databaseUrl") });
+    await database.connect();
+    await database.query("UPDATE lab_watch SET until = '-infinity'").finally(() => database.end());
+    await watching.waitFor(
+      (message) =>
+        message.event === "reset" && watching.messages.indexOf(message) > watching.messages.indexOf(caughtUp),
+      10_000,
+    );
+    await expect(watching.waitFor(() => false, 5_000)).rejects.toThrow("the stream ended");
+  });
+
   it("audits again once an answered lane's row is written, however late that write comes", async () => {
     // The switch and the stream on one instance (in the production shape too): its own lanes reach its stream
     // from memory, before their rows, which are what the audit reads.

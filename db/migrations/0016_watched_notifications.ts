@@ -11,12 +11,13 @@ import { sql, type Kysely } from "kysely";
  * which an instance keeps ahead while its stream has clients (lib/lab/watch-gate.ts). The provider's call
  * log keeps notifying: the provider's database may be another one, without this gate.
  *
- * The handshake, so that no change is neither notified nor in the snapshot read after an opening: a trigger
- * takes a shared advisory lock before it reads the gate, and holds it to its commit; an opening takes it
- * exclusively, so it commits only after every writer that may have read the gate closed has committed, and
- * a writer that takes the lock after it reads the gate open (a new snapshot per statement: READ COMMITTED,
- * as every writer of these tables runs). `opened_at` says when the gate last opened after being closed: an
- * instance that finds it moved since its own last write knows its stream may have missed a change.
+ * The handshake, so that no change is neither notified nor in what an instance reads after opening the gate
+ * (once it listens): a trigger takes a shared advisory lock before it reads the gate, and holds it to its
+ * commit; an opening takes it exclusively, so it commits only after every writer that may have read the gate
+ * closed has committed, and a writer that gets the lock after it reads the gate open (a new snapshot per
+ * statement under READ COMMITTED, as every writer of these tables runs; a writer under a stricter isolation
+ * always notifies). `opened_at` says when the gate last opened after being closed: an instance that finds it
+ * moved since its own last write knows its stream may have missed a change (lib/lab/watch-gate.ts).
  */
 const gateLock = sql.raw("1769, 16"); // (class, key): a pair no other advisory lock of the app uses.
 
@@ -43,6 +44,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE FUNCTION lab_watched() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
     BEGIN
+      -- Its snapshot may predate an opening it waited for.
+      IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RETURN true;
+      END IF;
       PERFORM pg_advisory_xact_lock_shared(${gateLock});
       RETURN EXISTS (SELECT 1 FROM lab_watch WHERE until > clock_timestamp());
     END $$`.execute(db);

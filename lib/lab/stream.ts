@@ -19,7 +19,7 @@ import { instanceId } from "./instance";
 import type { Lane } from "./lane";
 import { liveLanes } from "./live-lanes";
 import { readLanes, readTimeline } from "./timeline";
-import { holdEveryMs, holdGateOpen } from "./watch-gate";
+import { gateMayHaveClosed, holdEveryMs, holdGateOpen } from "./watch-gate";
 import { clientJoined, clientLeft, hearWatchers, othersWatch } from "./watchers";
 
 export interface StreamMessage {
@@ -28,7 +28,13 @@ export interface StreamMessage {
   data: unknown;
 }
 
-type Client = (message: StreamMessage) => void;
+interface Client {
+  hear(message: StreamMessage): void;
+  /** Whether its catch-up has been sent: until then what it hears waits, after what it will be sent. */
+  caughtUp(): boolean;
+  /** Ends its stream: the browser reconnects with the last id it got. */
+  end(): void;
+}
 
 interface Hub {
   boot: string;
@@ -36,6 +42,7 @@ interface Hub {
   kept: StreamMessage[];
   clients: Set<Client>;
   started: boolean;
+  listening: Promise<void> | null;
   lastPool: string;
   auditDue: ReturnType<typeof setTimeout> | null;
   auditRunning: boolean;
@@ -44,6 +51,8 @@ interface Hub {
   settledCheck: ReturnType<typeof setTimeout> | null;
   /** Keeps the database's notifications on while this instance has clients (watch-gate.ts). */
   gateHold: ReturnType<typeof setInterval> | null;
+  /** Whether a scheduled write of the gate is under way. */
+  holding: boolean;
   /** The messages numbered above it are a complete account: the gate has not been seen closed since. */
   completeAfter: number;
 }
@@ -59,12 +68,14 @@ const hub = processSingleton<Hub>("Stream", () => ({
   kept: [],
   clients: new Set(),
   started: false,
+  listening: null,
   lastPool: "",
   auditDue: null,
   auditRunning: false,
   auditAgain: false,
   settledCheck: null,
   gateHold: null,
+  holding: false,
   completeAfter: 0,
 }));
 
@@ -76,7 +87,7 @@ function publish(event: string, data: unknown): void {
   const message = { id: `${hub.boot}-${++hub.counter}`, event, data };
   hub.kept.push(message);
   if (hub.kept.length > keptMessages) hub.kept.shift();
-  for (const client of hub.clients) client(message);
+  for (const client of hub.clients) client.hear(message);
 }
 
 /** How long changes gather before the audit is computed again. */
@@ -225,6 +236,10 @@ async function readAnnounced(): Promise<void> {
 
 async function onNotification(payload: string): Promise<void> {
   const message = JSON.parse(payload) as { kind: string; data?: unknown; operationId?: string; instance?: string };
+  if (message.kind === "operation-running" || message.kind === "operation") {
+    // With nobody to show them to, another instance's lanes are not read: what is kept is no account of them.
+    if (hub.clients.size === 0 && message.instance !== instanceId) hub.completeAfter = hub.counter;
+  }
   if (message.kind === "operation-running") {
     if (message.instance !== instanceId && hub.clients.size > 0) showOthersRunningLane(message as RunningLane);
     return;
@@ -245,22 +260,27 @@ async function onNotification(payload: string): Promise<void> {
   if (["provider-call", "lease", "reset"].includes(message.kind)) auditSoon();
 }
 
-function startHub(): void {
-  if (hub.started) return;
+/** Resolves once this instance listens on the lab's channel: a gate opened before then would not be heard. */
+function startHub(): Promise<void> {
+  if (hub.listening) return hub.listening;
   hub.started = true;
   let connectedBefore = false;
-  subscribe(labStreamChannel, {
-    onMessage: (payload) =>
-      void onNotification(payload).catch((error: unknown) => console.error("[stream] bad notification:", error)),
-    // Notifications sent while the listening connection was down are lost: clients must read again.
-    onConnect: () => {
-      if (connectedBefore) publish("reset", {});
-      connectedBefore = true;
-    },
-  });
+  hub.listening = new Promise((listening) =>
+    subscribe(labStreamChannel, {
+      onMessage: (payload) =>
+        void onNotification(payload).catch((error: unknown) => console.error("[stream] bad notification:", error)),
+      // Notifications sent while the listening connection was down are lost: clients must read again.
+      onConnect: () => {
+        if (connectedBefore) startOver();
+        connectedBefore = true;
+        listening();
+      },
+    }),
+  );
   subscribe(labSettingsChannel, { onMessage: (payload) => publish("settings", announcementFrom(payload).settings) });
   // The pool gauge is sent when the pool changes, never sampled.
   onPoolChange(sendPoolIfChanged);
+  return hub.listening;
 }
 
 /** Everything a client shows, as messages, all carrying the id of the last message sent before it. */
@@ -299,12 +319,22 @@ function missedSince(lastEventId: string | null): StreamMessage[] | null {
 
 /**
  * Opens the database's notifications, or keeps them open. When they may have been off for a moment since this
- * instance last held them, what it kept is no account to catch up from, and its clients read everything again.
+ * instance last held them, its clients start over.
  */
 async function holdWatched(): Promise<void> {
-  if (!(await holdGateOpen(instrumentDb()))) return;
+  if (await holdGateOpen(instrumentDb())) startOver();
+}
+
+/**
+ * What this instance's clients were told may have missed a change: what it kept is no account to catch up from,
+ * every client reads again what it reads by itself (`reset`), and a stream already caught up ends, so that the
+ * browser's reconnection brings a snapshot (the leases the page holds only from the stream). One still catching
+ * up gets the reset after its snapshot, read from now on.
+ */
+function startOver(): void {
   hub.completeAfter = hub.counter;
   publish("reset", {});
+  for (const client of hub.clients) if (client.caughtUp()) client.end();
 }
 
 const encoder = new TextEncoder();
@@ -318,24 +348,26 @@ const frame = (message: StreamMessage): string =>
  * comment now and then so that proxies keep the connection open. Ends when the client goes away.
  */
 export function openLabStream(lastEventId: string | null, signal: AbortSignal): ReadableStream<Uint8Array> {
-  startHub();
   let close = () => {};
   return new ReadableStream<Uint8Array>({
     start(controller) {
       let open = true;
-      let joined = false;
       const send = (text: string) => {
         if (open) controller.enqueue(encoder.encode(text));
       };
       // Live messages wait until what came before them has been sent.
       let backlog: StreamMessage[] | null = [];
-      const client: Client = (message) => (backlog ? backlog.push(message) : send(frame(message)));
+      const client: Client = {
+        hear: (message) => (backlog ? backlog.push(message) : send(frame(message))),
+        caughtUp: () => backlog === null,
+        end: () => close(),
+      };
       const heartbeat = setInterval(() => send(": still here\n\n"), heartbeatEveryMs);
       close = () => {
         if (!open) return;
         open = false;
         clearInterval(heartbeat);
-        if (joined) leave(client);
+        leave(client);
         try {
           controller.close();
         } catch {
@@ -345,15 +377,14 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       signal.addEventListener("abort", close);
 
       send("retry: 1000\n\n");
-      // The database notifies before the client hears and its catch-up is read: a change committed before it
-      // joins is in the snapshot, one after is heard. (A reset for a moment without notifications goes to the
-      // clients already there: this one reads everything anyway, or gets no catch-up from before that moment.)
-      const catchUp = holdWatched().then(() => {
-        if (!open) return [];
-        join(client);
-        joined = true;
-        return missedSince(lastEventId) ?? snapshot();
-      });
+      // The client hears from now on; then, once this instance listens, the database notifies, and only then is
+      // its catch-up read: a change committed before is in it, one after is heard. A moment without
+      // notifications found on the way resets this client too, after its catch-up: what it read by itself before
+      // then (the page's events) is read again.
+      join(client);
+      const catchUp = startHub()
+        .then(holdWatched)
+        .then(() => missedSince(lastEventId) ?? snapshot());
       catchUp.then(
         (messages) => {
           for (const message of [...messages, ...backlog!]) send(frame(message));
@@ -380,11 +411,23 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
 function join(client: Client): void {
   hub.clients.add(client);
   clientJoined();
-  hub.gateHold ??= setInterval(
-    () => void holdWatched().catch((error: unknown) => console.error("[stream] the lab's notifications:", error)),
-    holdEveryMs,
-  );
+  hub.gateHold ??= setInterval(holdOnSchedule, holdEveryMs);
   hub.gateHold.unref?.();
+}
+
+/**
+ * The gate held open while clients watch, one write at a time. One that fails once the gate may have closed
+ * starts the clients over: their reconnection is told the lab cannot be read until a write succeeds again.
+ */
+function holdOnSchedule(): void {
+  if (hub.holding) return;
+  hub.holding = true;
+  holdWatched()
+    .catch((error: unknown) => {
+      console.error("[stream] the lab's notifications could not be kept on:", error);
+      if (gateMayHaveClosed()) startOver();
+    })
+    .finally(() => (hub.holding = false));
 }
 
 function leave(client: Client): void {

@@ -88,3 +88,27 @@ it("an opening waits for a write that read the gate closed, so what is read afte
     SELECT identity_action_locked_at IS NOT NULL AS held FROM users WHERE id = 'grace'`.execute(db);
   expect(rows[0]!.held).toBe(true);
 });
+
+it("an open gate is kept open without its lock: a writer holding its transaction is not waited for", async () => {
+  await holdGateOpen(db);
+  const writer = await connect();
+  await writer.query("BEGIN");
+  await writer.query(takeGracesLease); // holds the gate's lock shared until it ends
+  try {
+    expect(await holdGateOpen(db)).toBe(false);
+  } finally {
+    await writer.query("COMMIT");
+  }
+});
+
+it("an opening waits at most 2 s for a writer that holds its transaction, then fails", async () => {
+  const writer = await connect();
+  await writer.query("BEGIN");
+  await writer.query(takeGracesLease);
+  try {
+    await expect(holdGateOpen(db)).rejects.toThrow("lock timeout");
+  } finally {
+    await writer.query("COMMIT");
+  }
+  expect(await holdGateOpen(db)).toBe(true);
+});

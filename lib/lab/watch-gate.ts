@@ -2,7 +2,8 @@
  * The database's gate for the lab's notifications (migration 0016): the lease's, the lanes' and the events'
  * triggers notify only while `lab_watch.until` is ahead, so that with no page watching, the lease's commits
  * on the switch's path take no database-wide notification lock. An instance whose stream has clients holds it
- * open: once before a client's catch-up is read, then every `holdEveryMs` while it has any (stream.ts).
+ * open: once before a client's catch-up is read, then every `holdEveryMs` while it has any (stream.ts), taking
+ * the gate's lock only to open it.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
@@ -12,8 +13,8 @@ import { processSingleton } from "../core/process-singleton";
 const gateLock = { classid: 1769, objid: 16 };
 
 /**
- * A condition on `pg_locks` row `row`: not the gate's lock, which every lease change and lane write holds for a
- * moment, for the experiments and tests that count the advisory locks a switch leaves.
+ * A condition on `pg_locks` row `row`: not the gate's lock, which every lease change, lane and event holds from
+ * its trigger to its commit, for the experiments and tests that count the advisory locks a switch leaves.
  */
 export const notTheGatesLock = (row: string) =>
   `NOT (${row}.locktype = 'advisory' AND ${row}.classid = ${gateLock.classid} AND ${row}.objid = ${gateLock.objid} ` +
@@ -22,27 +23,63 @@ export const notTheGatesLock = (row: string) =>
 /** How far ahead each write puts the gate's closing, and how often an instance with clients writes. */
 const openForSeconds = 30;
 export const holdEveryMs = 5_000;
+/** A gate open at least this much longer is kept open without its lock: it cannot close before the write commits. */
+const extendWithinSeconds = 10;
+/** How long an opening waits for the writers before it: past it, it fails, and the client is told so. */
+const openingWaitMs = 2_000;
 
-/** `opened_at` as this instance's last write read it: an opening since then was a moment without notifications. */
-const gate = processSingleton("WatchGate", () => ({ openedAt: null as string | null }));
+const gate = processSingleton("WatchGate", () => ({
+  /** `opened_at` as this instance's last write read it: an opening since then was a moment without notifications. */
+  openedAt: null as string | null,
+  /** This process's clock until which its last write keeps the gate open (less a second for the clocks' gap). */
+  openUntilMs: 0,
+}));
 
 /**
- * Opens the gate or keeps it open, under the gate's advisory lock taken exclusively: this commits only after
- * every write that read the gate closed has committed, so whatever is read after it saw each of them, and every
- * later change notifies. True when the gate may have been closed at some moment since this instance's last
- * write (or this is its first): what it heard before then is not a complete account.
+ * Opens the gate or keeps it open. True when the gate may have been closed at some moment since this instance's
+ * last write (or this is its first): what it heard before then is not a complete account.
  */
 export async function holdGateOpen(db: Kysely<Database>): Promise<boolean> {
-  // `opened_at` moves only when this write finds the gate closed; `until` only forward.
-  const { rows } = await sql<{ opened_at: string }>`
-    WITH locked AS (SELECT pg_advisory_xact_lock(${sql.lit(gateLock.classid)}, ${sql.lit(gateLock.objid)}))
-    UPDATE lab_watch
-       SET opened_at = CASE WHEN until > clock_timestamp() THEN opened_at ELSE clock_timestamp() END,
-           until = greatest(until, clock_timestamp() + make_interval(secs => ${openForSeconds}))
-      FROM locked
-    RETURNING opened_at::text`.execute(db);
-  const openedAt = rows[0]!.opened_at;
+  const started = Date.now();
+  const openedAt = (await extendOpenGate(db)) ?? (await openGate(db));
+  gate.openUntilMs = started + (openForSeconds - 1) * 1_000;
   const missed = gate.openedAt !== openedAt;
   gate.openedAt = openedAt;
   return missed;
+}
+
+/** Whether the gate may have closed since this instance's last write (a write failing since, or none yet). */
+export const gateMayHaveClosed = (): boolean => Date.now() >= gate.openUntilMs;
+
+/**
+ * A gate open for a while yet is kept open by a plain write: no writer can read it closed before this commits,
+ * so none is waited for (and the triggers are never made to queue behind the lock every few seconds).
+ * Null when it is closed or about to close.
+ */
+async function extendOpenGate(db: Kysely<Database>): Promise<string | null> {
+  const { rows } = await sql<{ opened_at: string }>`
+    UPDATE lab_watch SET until = greatest(until, clock_timestamp() + make_interval(secs => ${openForSeconds}))
+     WHERE until > clock_timestamp() + make_interval(secs => ${extendWithinSeconds})
+    RETURNING opened_at::text`.execute(db);
+  return rows[0]?.opened_at ?? null;
+}
+
+/**
+ * Opens the gate under its advisory lock taken exclusively: this commits only after every write that read the
+ * gate closed has committed, so whatever is read after it saw each of them, and every later change notifies.
+ * `opened_at` moves only when this write finds the gate closed.
+ */
+async function openGate(db: Kysely<Database>): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    // The triggers queue behind a waiting opening: a writer holding its transaction long is not waited for long.
+    await sql`SET LOCAL lock_timeout = ${sql.lit(`${openingWaitMs}ms`)}`.execute(trx);
+    const { rows } = await sql<{ opened_at: string }>`
+      WITH locked AS (SELECT pg_advisory_xact_lock(${sql.lit(gateLock.classid)}, ${sql.lit(gateLock.objid)}))
+      UPDATE lab_watch
+         SET opened_at = CASE WHEN until > clock_timestamp() THEN opened_at ELSE clock_timestamp() END,
+             until = greatest(until, clock_timestamp() + make_interval(secs => ${openForSeconds}))
+        FROM locked
+      RETURNING opened_at::text`.execute(trx);
+    return rows[0]!.opened_at;
+  });
 }
