@@ -61,8 +61,14 @@ const handlers = {
     queryClient.setQueryData<{ events: OperationEvent[] }>(queryKeys.events(event.userId), (events) =>
       events ? { events: [event, ...events.events].slice(0, 30) } : events,
     ),
-  // A lab reset, or notifications missed by the server: everything is read again.
+  // A lab reset: everything is read again.
   reset: (queryClient) => void queryClient.invalidateQueries(),
+  // Notifications the server may have missed: what the page reads by itself is read again (its lanes, leases,
+  // audit, settings and pool come again in the stream's snapshot).
+  resync: (queryClient) => {
+    for (const queryKey of [queryKeys.users, queryKeys.provider, ["lab", "events"], queryKeys.holders])
+      void queryClient.invalidateQueries({ queryKey });
+  },
 } satisfies Handlers;
 
 /**

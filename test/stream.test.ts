@@ -100,9 +100,11 @@ describe("GET /api/lab/stream", () => {
       held: false,
       fence: "1",
     });
+    // Then the page reads again what it reads by itself: the events of that moment came by no notification.
+    await resumed.waitFor((message) => message.event === "resync");
   });
 
-  it("a client watching when the gate is found to have closed meanwhile is reset, and its stream ends for a snapshot", async () => {
+  it("a client watching when the gate is found to have closed meanwhile is resynced, and its stream ends for a snapshot", async () => {
     const watching = await open(`${inject("instanceUrl")}/api/lab/stream`);
     const caughtUp = await watching.waitFor((message) => message.event === "audit");
     // As if the instance's writes had stalled past the gate's 30 s: its next one (within 5 s) finds it closed.
@@ -111,10 +113,16 @@ describe("GET /api/lab/stream", () => {
     await database.query("UPDATE lab_watch SET until = '-infinity'").finally(() => database.end());
     await watching.waitFor(
       (message) =>
-        message.event === "reset" && watching.messages.indexOf(message) > watching.messages.indexOf(caughtUp),
+        message.event === "resync" && watching.messages.indexOf(message) > watching.messages.indexOf(caughtUp),
       10_000,
     );
     await expect(watching.waitFor(() => false, 5_000)).rejects.toThrow("the stream ended");
+    // Its reconnection, after the resync it got, is read again: a snapshot (one id), not what was kept.
+    const again = await open(`${inject("instanceUrl")}/api/lab/stream`, { "Last-Event-ID": watching.lastEventId()! });
+    const audit = await again.waitFor((message) => message.event === "audit");
+    const snapshot = again.messages.slice(0, again.messages.indexOf(audit) + 1);
+    expect(snapshot[0]).toMatchObject({ event: "settings" });
+    expect(new Set(snapshot.map((message) => message.id)).size).toBe(1);
   });
 
   it("audits again once an answered lane's row is written, however late that write comes", async () => {

@@ -42,7 +42,8 @@ interface Hub {
   kept: StreamMessage[];
   clients: Set<Client>;
   started: boolean;
-  listening: Promise<void> | null;
+  /** Settled while this instance listens on the lab's channel. */
+  listening: Listening;
   lastPool: string;
   auditDue: ReturnType<typeof setTimeout> | null;
   auditRunning: boolean;
@@ -51,13 +52,28 @@ interface Hub {
   settledCheck: ReturnType<typeof setTimeout> | null;
   /** Keeps the database's notifications on while this instance has clients (watch-gate.ts). */
   gateHold: ReturnType<typeof setInterval> | null;
-  /** Whether a scheduled write of the gate is under way. */
-  holding: boolean;
+  /** The gate's write under way, which a client's catch-up and the schedule share. */
+  holding: Promise<void> | null;
+  /** Counts `startOver`: a catch-up read across one is not an account either. */
+  generation: number;
   /** The messages numbered above it are a complete account: the gate has not been seen closed since. */
   completeAfter: number;
 }
 
 export const labStreamChannel = "lab_stream";
+
+/** Whether this instance listens on the lab's channel: `promise` settles once it does. */
+interface Listening {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+function notListening(): Listening {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
 const keptMessages = 2_000;
 /** How far back a snapshot's lanes reach. */
 const snapshotSinceMs = 10 * 60_000;
@@ -68,14 +84,15 @@ const hub = processSingleton<Hub>("Stream", () => ({
   kept: [],
   clients: new Set(),
   started: false,
-  listening: null,
+  listening: notListening(),
   lastPool: "",
   auditDue: null,
   auditRunning: false,
   auditAgain: false,
   settledCheck: null,
   gateHold: null,
-  holding: false,
+  holding: null,
+  generation: 0,
   completeAfter: 0,
 }));
 
@@ -260,27 +277,31 @@ async function onNotification(payload: string): Promise<void> {
   if (["provider-call", "lease", "reset"].includes(message.kind)) auditSoon();
 }
 
-/** Resolves once this instance listens on the lab's channel: a gate opened before then would not be heard. */
+/**
+ * Resolves once this instance listens on the lab's channel (again, after a lost connection): a gate opened, or
+ * a catch-up read, before then would not be followed by what it then missed.
+ */
 function startHub(): Promise<void> {
-  if (hub.listening) return hub.listening;
+  if (hub.started) return hub.listening.promise;
   hub.started = true;
   let connectedBefore = false;
-  hub.listening = new Promise((listening) =>
-    subscribe(labStreamChannel, {
-      onMessage: (payload) =>
-        void onNotification(payload).catch((error: unknown) => console.error("[stream] bad notification:", error)),
-      // Notifications sent while the listening connection was down are lost: clients must read again.
-      onConnect: () => {
-        if (connectedBefore) startOver();
-        connectedBefore = true;
-        listening();
-      },
-    }),
-  );
+  subscribe(labStreamChannel, {
+    onMessage: (payload) =>
+      void onNotification(payload).catch((error: unknown) => console.error("[stream] bad notification:", error)),
+    // Notifications sent while the listening connection was down are lost: clients must read again.
+    onConnect: () => {
+      if (connectedBefore) startOver();
+      connectedBefore = true;
+      hub.listening.resolve();
+    },
+    onDisconnect: () => {
+      hub.listening = notListening();
+    },
+  });
   subscribe(labSettingsChannel, { onMessage: (payload) => publish("settings", announcementFrom(payload).settings) });
   // The pool gauge is sent when the pool changes, never sampled.
   onPoolChange(sendPoolIfChanged);
-  return hub.listening;
+  return hub.listening.promise;
 }
 
 /** Everything a client shows, as messages, all carrying the id of the last message sent before it. */
@@ -318,22 +339,28 @@ function missedSince(lastEventId: string | null): StreamMessage[] | null {
 }
 
 /**
- * Opens the database's notifications, or keeps them open. When they may have been off for a moment since this
- * instance last held them, its clients start over.
+ * Opens the database's notifications, or keeps them open, one write at a time for every client and the schedule.
+ * When they may have been off for a moment since this instance last held them, its clients start over.
  */
-async function holdWatched(): Promise<void> {
-  if (await holdGateOpen(instrumentDb())) startOver();
+function holdWatched(): Promise<void> {
+  hub.holding ??= holdGateOpen(instrumentDb())
+    .then((missed) => {
+      if (missed) startOver();
+    })
+    .finally(() => (hub.holding = null));
+  return hub.holding;
 }
 
 /**
- * What this instance's clients were told may have missed a change: what it kept is no account to catch up from,
- * every client reads again what it reads by itself (`reset`), and a stream already caught up ends, so that the
- * browser's reconnection brings a snapshot (the leases the page holds only from the stream). One still catching
- * up gets the reset after its snapshot, read from now on.
+ * What this instance's clients were told may have missed a change. Each reads again what the page reads by
+ * itself (`resync`: events, calls, identities); what was kept, that `resync` included, is no account to catch up
+ * from; a stream already caught up ends, so that the browser's reconnection brings a snapshot (its lanes and
+ * leases, which the page holds from the stream alone), and one still catching up ends after its catch-up.
  */
 function startOver(): void {
+  publish("resync", {});
   hub.completeAfter = hub.counter;
-  publish("reset", {});
+  hub.generation++;
   for (const client of hub.clients) if (client.caughtUp()) client.end();
 }
 
@@ -379,16 +406,22 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
       send("retry: 1000\n\n");
       // The client hears from now on; then, once this instance listens, the database notifies, and only then is
       // its catch-up read: a change committed before is in it, one after is heard. A moment without
-      // notifications found on the way resets this client too, after its catch-up: what it read by itself before
-      // then (the page's events) is read again.
+      // notifications found on the way reaches this client too, after its catch-up, as a `resync`.
       join(client);
       const catchUp = startHub()
         .then(holdWatched)
-        .then(() => missedSince(lastEventId) ?? snapshot());
+        .then(async () => {
+          // The other instances tell it their running lanes once it listens (unless it has gone already).
+          if (hub.clients.has(client)) clientJoined();
+          const generation = hub.generation;
+          return { messages: missedSince(lastEventId) ?? (await snapshot()), generation };
+        });
       catchUp.then(
-        (messages) => {
+        ({ messages, generation }) => {
           for (const message of [...messages, ...backlog!]) send(frame(message));
           backlog = null;
+          // Started over while it was read: it ends, and the browser's reconnection reads it again.
+          if (hub.generation !== generation) return close();
           sendPoolIfChanged();
           // The last audit sent may have been computed before the snapshot's (and audits are computed only
           // while someone listens): one computed from now on comes last.
@@ -410,7 +443,6 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
 /** A client hears every message from now on; while there are any, the database's notifications stay on. */
 function join(client: Client): void {
   hub.clients.add(client);
-  clientJoined();
   hub.gateHold ??= setInterval(holdOnSchedule, holdEveryMs);
   hub.gateHold.unref?.();
 }
@@ -421,13 +453,10 @@ function join(client: Client): void {
  */
 function holdOnSchedule(): void {
   if (hub.holding) return;
-  hub.holding = true;
-  holdWatched()
-    .catch((error: unknown) => {
-      console.error("[stream] the lab's notifications could not be kept on:", error);
-      if (gateMayHaveClosed()) startOver();
-    })
-    .finally(() => (hub.holding = false));
+  holdWatched().catch((error: unknown) => {
+    console.error("[stream] the lab's notifications could not be kept on:", error);
+    if (gateMayHaveClosed()) startOver();
+  });
 }
 
 function leave(client: Client): void {

@@ -3,7 +3,7 @@
  * triggers notify only while `lab_watch.until` is ahead, so that with no page watching, the lease's commits
  * on the switch's path take no database-wide notification lock. An instance whose stream has clients holds it
  * open: once before a client's catch-up is read, then every `holdEveryMs` while it has any (stream.ts), taking
- * the gate's lock only to open it.
+ * the gate's lock only to open it, or when it would close within `extendWithinSeconds`.
  */
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../../db/schema";
@@ -23,7 +23,10 @@ export const notTheGatesLock = (row: string) =>
 /** How far ahead each write puts the gate's closing, and how often an instance with clients writes. */
 const openForSeconds = 30;
 export const holdEveryMs = 5_000;
-/** A gate open at least this much longer is kept open without its lock: it cannot close before the write commits. */
+/**
+ * A gate open more than this much longer is kept open without its lock: it does not close before the write commits
+ * (one answered later than this less 2 s counts as a gap).
+ */
 const extendWithinSeconds = 10;
 /** How long an opening waits for the writers before it: past it, it fails, and the client is told so. */
 const openingWaitMs = 2_000;
@@ -31,7 +34,7 @@ const openingWaitMs = 2_000;
 const gate = processSingleton("WatchGate", () => ({
   /** `opened_at` as this instance's last write read it: an opening since then was a moment without notifications. */
   openedAt: null as string | null,
-  /** This process's clock until which its last write keeps the gate open (less a second for the clocks' gap). */
+  /** This process's clock until which its last write keeps the gate open (less a second of margin). */
   openUntilMs: 0,
 }));
 
@@ -41,9 +44,12 @@ const gate = processSingleton("WatchGate", () => ({
  */
 export async function holdGateOpen(db: Kysely<Database>): Promise<boolean> {
   const started = Date.now();
-  const openedAt = (await extendOpenGate(db)) ?? (await openGate(db));
+  const extended = await extendOpenGate(db);
+  // An extension answered this late may have committed after the gate closed, unseen: counted as a gap.
+  const late = extended !== null && Date.now() - started >= (extendWithinSeconds - 2) * 1_000;
+  const openedAt = extended ?? (await openGate(db));
   gate.openUntilMs = started + (openForSeconds - 1) * 1_000;
-  const missed = gate.openedAt !== openedAt;
+  const missed = late || gate.openedAt !== openedAt;
   gate.openedAt = openedAt;
   return missed;
 }
