@@ -54,8 +54,6 @@ interface Hub {
   gateHold: ReturnType<typeof setInterval> | null;
   /** The gate's write under way, which a client's catch-up and the schedule share. */
   holding: Promise<void> | null;
-  /** Counts `startOver`: a catch-up read across one is not an account either. */
-  generation: number;
   /** The messages numbered above it are a complete account: the gate has not been seen closed since. */
   completeAfter: number;
 }
@@ -92,7 +90,6 @@ const hub = processSingleton<Hub>("Stream", () => ({
   settledCheck: null,
   gateHold: null,
   holding: null,
-  generation: 0,
   completeAfter: 0,
 }));
 
@@ -360,7 +357,6 @@ function holdWatched(): Promise<void> {
 function startOver(): void {
   publish("resync", {});
   hub.completeAfter = hub.counter;
-  hub.generation++;
   for (const client of hub.clients) if (client.caughtUp()) client.end();
 }
 
@@ -413,15 +409,16 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
         .then(async () => {
           // The other instances tell it their running lanes once it listens (unless it has gone already).
           if (hub.clients.has(client)) clientJoined();
-          const generation = hub.generation;
-          return { messages: missedSince(lastEventId) ?? (await snapshot()), generation };
+          // It moves only at a start-over while this client is there (never by what comes with no client).
+          const completeAfter = hub.completeAfter;
+          return { messages: missedSince(lastEventId) ?? (await snapshot()), completeAfter };
         });
       catchUp.then(
-        ({ messages, generation }) => {
+        ({ messages, completeAfter }) => {
           for (const message of [...messages, ...backlog!]) send(frame(message));
           backlog = null;
           // Started over while it was read: it ends, and the browser's reconnection reads it again.
-          if (hub.generation !== generation) return close();
+          if (hub.completeAfter !== completeAfter) return close();
           sendPoolIfChanged();
           // The last audit sent may have been computed before the snapshot's (and audits are computed only
           // while someone listens): one computed from now on comes last.
