@@ -7,8 +7,7 @@
  * transaction pooler succeeds, then hears nothing (its server connection went back to the pool).
  *
  * So a change made on one instance is in force on another once its NOTIFY has arrived there, a moment after
- * the change's commit: a switch sent to the other instance within that moment runs under the settings
- * before it, and its lane says which (its strategy).
+ * the change's commit; the instance that made it answers once its peers run it (peer-settings.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";

@@ -1,7 +1,7 @@
-import { setTimeout as pause } from "node:timers/promises";
 import { problemSlug } from "../../core/problems";
 import { instanceId } from "../instance";
 import { peerUrls } from "../instances";
+import { inForceOnPeer } from "../peer-settings";
 import { inProcessGuard } from "../strategies";
 import { ada, appliedWrites, fact, slowSwitchCalls, type Attempt, type Lab } from "./lab";
 import type { Experiment } from "./types";
@@ -14,27 +14,6 @@ async function peerSession(peerUrl: string): Promise<string> {
     body: JSON.stringify({ userId: ada.userId }),
   });
   return session.headers.get("set-cookie")?.split(";")[0] ?? "";
-}
-
-const sortedJson = (value: unknown): string =>
-  JSON.stringify(value, (_key, each: unknown) =>
-    each && typeof each === "object" && !Array.isArray(each)
-      ? Object.fromEntries(Object.entries(each).sort(([a], [b]) => a.localeCompare(b)))
-      : each,
-  );
-
-/**
- * Until the other instance runs under `settings` (its GET /api/lab answers the settings in force there): a
- * change reaches another instance with its announcement, a moment after the commit. False after 5 s.
- */
-async function inForceOnPeer(lab: Lab, peerUrl: string, settings: unknown): Promise<boolean> {
-  const since = lab.sinceStart();
-  while (lab.sinceStart() - since < 5_000) {
-    const there: unknown = await (await fetch(`${peerUrl}/api/lab`)).json();
-    if (sortedJson(there) === sortedJson(settings)) return true;
-    await pause(20);
-  }
-  return false;
 }
 
 /** A switch sent to another app instance over HTTP, signed in as ada there (`cookie`). */
@@ -87,7 +66,7 @@ async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | 
   const inForce = await lab.fresh({ ...settings, provider: slowSwitchCalls(1_000) }, "two instances");
   // The other instance signed in, and running under the same settings, before the two are sent at once.
   const cookie = peer ? await peerSession(peer) : "";
-  const peerRunsTheSettings = peer ? await inForceOnPeer(lab, peer, inForce) : true;
+  const peerRunsTheSettings = peer ? await inForceOnPeer(peer, inForce) : true;
   // Without a real second instance, a second in-process guard with a memory of its own is one.
   const elsewhere = peer
     ? switchOnPeer(lab, peer, cookie, ada.email)
