@@ -32,6 +32,8 @@ export const queryKeys = {
   provider: ["lab", "provider"] as const,
   pool: ["lab", "pool"] as const,
   presets: ["lab", "presets"] as const,
+  /** Every user's events (a prefix of `events(userId)`). */
+  allEvents: ["lab", "events"] as const,
   events: (userId: string) => ["lab", "events", userId] as const,
   timeline: ["lab", "timeline"] as const,
   instances: ["lab", "instances"] as const,

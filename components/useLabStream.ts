@@ -66,7 +66,7 @@ const handlers = {
   // Notifications the server may have missed: what the page reads by itself is read again (its lanes, leases,
   // audit, settings and pool come again in the stream's snapshot).
   resync: (queryClient) => {
-    for (const queryKey of [queryKeys.users, queryKeys.provider, ["lab", "events"], queryKeys.holders])
+    for (const queryKey of [queryKeys.users, queryKeys.provider, queryKeys.allEvents, queryKeys.holders])
       void queryClient.invalidateQueries({ queryKey });
   },
 } satisfies Handlers;

@@ -109,7 +109,8 @@ export const poolerStrandsSessionLock: Experiment = {
   tryNext:
     "With `npm run dev -- --pgbouncer`, choose `session-advisory`, click Make primary, " +
     "then SELECT pid, state FROM pg_locks JOIN pg_stat_activity USING (pid) " +
-    "WHERE locktype = 'advisory'.",
+    "WHERE locktype = 'advisory' AND objsubid = 1 (a lock on one bigint key, as the strategy takes; the lab's " +
+    "own gate takes a two-key one for a moment at each lease write).",
   needs: ["pgbouncer"],
   async run(lab) {
     const probe = new pg.Client({ connectionString: config.directDatabaseUrl, application_name: "lab:probe" });
