@@ -17,7 +17,7 @@ import type { ChaosSource } from "../provider-sim/call-draw";
 import { startProviderServer } from "../provider-sim/server";
 import { readyLine } from "./provider-process-control";
 import { relayProviderCalls } from "./provider-call-relay";
-import { hearLabSettings, labSettings } from "./settings-snapshot";
+import { hearLabSettings, labSettings, labSettingsAsHeard } from "./settings-snapshot";
 import { takeScriptedOutcome } from "./settings-store";
 
 const labUrl = process.env.DATABASE_URL;
@@ -36,6 +36,10 @@ function knobsOn(labTables: Kysely<Database>): ChaosSource {
         if (!last) throw error;
         return last;
       }
+    },
+    knobsAsHeard: async () => {
+      const { settings, revision } = await labSettingsAsHeard(labTables);
+      return { knobs: settings.provider, revision: revision === null ? null : String(revision) };
     },
     takeScriptedOutcome: (endpoint) =>
       takeScriptedOutcome(labTables, endpoint).catch((error: unknown) => {

@@ -44,6 +44,20 @@ export async function labSettings(db: Kysely<Database>): Promise<LabSettings> {
 }
 
 /**
+ * The settings in force and, when they are the ones heard, the revision of the newest announcement taken (null
+ * when read per use or none was taken; after a catch-up read the settings may be newer than it, never older):
+ * what GET /api/lab tells a peer waiting for a change.
+ */
+export async function labSettingsAsHeard(
+  db: Kysely<Database>,
+): Promise<{ settings: LabSettings; revision: bigint | null }> {
+  // Both from one moment: the settings heard and their revision, or a read that names none.
+  if (config.labEnabled && heard.listening && heard.settings)
+    return { settings: heard.settings, revision: heard.revision >= 0n ? heard.revision : null };
+  return { settings: await labSettings(db), revision: null };
+}
+
+/**
  * Takes announced settings unless a newer announcement was taken already: a change taken at once by the
  * instance that made it is not undone by an older one arriving late. True when taken.
  */

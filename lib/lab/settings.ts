@@ -5,7 +5,7 @@ import { config } from "../core/config";
 import { applyPoolSize } from "../core/db";
 import { LabDisabled } from "../core/problems";
 import { wakeReconciler } from "../switch/reconciler";
-import { inForceOnPeers } from "./peer-settings";
+import { inForceEverywhere } from "./peer-settings";
 import type { LabSettings } from "./settings-schema";
 import { hearLabSettings, takeAnnouncement } from "./settings-snapshot";
 import { updateLabSettings, type Announcement } from "./settings-store";
@@ -23,11 +23,12 @@ export async function changeLabSettings(db: Kysely<Database>, patch: unknown): P
 
 /**
  * Applies announced settings to this instance (its pool size, its reconciler), unless a newer announcement was
- * applied already (settings-snapshot.ts), then waits for the peer instances to run them too (peer-settings.ts).
+ * applied already (settings-snapshot.ts), then waits for the peer instances and the provider to run them too
+ * (peer-settings.ts).
  */
 export async function applyAnnounced(announcement: Announcement): Promise<void> {
   if (takeAnnouncement(announcement)) await applyToInstance(announcement.settings);
-  await inForceOnPeers(announcement.settings);
+  await inForceEverywhere(announcement);
 }
 
 async function applyToInstance(settings: LabSettings): Promise<void> {

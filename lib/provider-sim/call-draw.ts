@@ -14,6 +14,11 @@ import type { IdpDatabase } from "./schema";
  */
 export interface ChaosSource {
   settings(): Promise<ProviderSettings>;
+  /**
+   * The knobs in force with the revision of the driver's announcement they came in (null when it has none to
+   * name), as `GET /lab/knobs` answers them: so that a driver can wait until a change is in force here.
+   */
+  knobsAsHeard(): Promise<{ knobs: ProviderSettings; revision: string | null }>;
   takeScriptedOutcome(endpoint: ProviderEndpoint): Promise<ScriptedOutcome | null>;
 }
 

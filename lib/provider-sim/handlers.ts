@@ -1,7 +1,7 @@
 /**
  * The simulated identity provider's routes, as MSW request handlers: Auth0-shaped Management API endpoints
  * over the `idp` schema (each call a `simulatedCall`: slowed and broken on purpose by the lab's settings,
- * and logged), plus three lab-only endpoints (state, reset, health). They answer real HTTP in the
+ * and logged), plus four lab-only endpoints (state, reset, knobs, health). They answer real HTTP in the
  * provider's own process (server.ts).
  */
 import type { Kysely } from "kysely";
@@ -33,7 +33,7 @@ export function simulatedProviderHandlers(
     http.delete(`${users}/:primaryId/identities/:provider/:userId`, endpoint("unlink", api.unlink)),
     http.post(`${users}/:primaryId/identities`, endpoint("link", api.link)),
     http.patch(`${users}/:id`, endpoint("rename", api.rename)),
-    ...labEndpoints(baseUrl, db, health),
+    ...labEndpoints(baseUrl, db, chaosSource, health),
   ];
 }
 

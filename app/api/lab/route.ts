@@ -3,12 +3,17 @@ import { appDb } from "@/lib/core/db";
 import { parseJsonBody, respond } from "@/lib/web/http";
 import { changeLabSettings, requireLab } from "@/lib/lab/settings";
 import { labSettingsPatchSchema } from "@/lib/lab/settings-schema";
-import { labSettings } from "@/lib/lab/settings-snapshot";
+import { settingsRevisionHeader } from "@/lib/lab/peer-settings";
+import { labSettingsAsHeard } from "@/lib/lab/settings-snapshot";
 
 export async function GET(request: Request): Promise<Response> {
   return respond(request, async () => {
     requireLab();
-    return Response.json(await labSettings(appDb()));
+    const { settings, revision } = await labSettingsAsHeard(appDb());
+    return Response.json(
+      settings,
+      revision === null ? {} : { headers: { [settingsRevisionHeader]: String(revision) } },
+    );
   });
 }
 

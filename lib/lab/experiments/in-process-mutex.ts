@@ -66,7 +66,7 @@ async function pair(lab: Lab, settings: Record<string, unknown>, peer: string | 
   const inForce = await lab.fresh({ ...settings, provider: slowSwitchCalls(1_000) }, "two instances");
   // The other instance signed in, and running under the same settings, before the two are sent at once.
   const cookie = peer ? await peerSession(peer) : "";
-  const peerRunsTheSettings = peer ? await inForceOnPeer(peer, inForce) : true;
+  const peerRunsTheSettings = peer ? await inForceOnPeer(peer, inForce, null, 5_000) : true;
   // Without a real second instance, a second in-process guard with a memory of its own is one.
   const elsewhere = peer
     ? switchOnPeer(lab, peer, cookie, ada.email)
