@@ -19,6 +19,7 @@ const productionFiles = [
   "test/running-lanes.test.ts",
   "test/audit-settling.test.ts",
   "test/provider-chaos.test.ts",
+  "test/settings-everywhere.test.ts",
 ];
 
 // The product imports the lease by its package name (tsconfig.json's paths): here too, from its source.
