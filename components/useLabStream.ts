@@ -12,6 +12,7 @@ import type {
   ProviderState,
   Timeline,
 } from "./api";
+import { appendOrReread } from "./append-or-reread";
 import { queryKeys } from "./queries";
 
 /** How far along a lane is: phases only get added and ended, and an answer comes once. */
@@ -54,13 +55,14 @@ const handlers = {
   settings: (queryClient, settings: LabSettings) => queryClient.setQueryData(queryKeys.labSettings, settings),
   pool: (queryClient, pool: PoolMessage) => queryClient.setQueryData(queryKeys.pool, pool),
   "provider-call": (queryClient, call: ProviderState["calls"][number]) =>
-    queryClient.setQueryData<ProviderState>(queryKeys.provider, (state) =>
-      state ? { ...state, calls: [...state.calls, call].slice(-300) } : state,
-    ),
+    appendOrReread<ProviderState>(queryClient, queryKeys.provider, (state) => ({
+      ...state,
+      calls: [...state.calls, call].slice(-300),
+    })),
   event: (queryClient, event: OperationEvent) =>
-    queryClient.setQueryData<{ events: OperationEvent[] }>(queryKeys.events(event.userId), (events) =>
-      events ? { events: [event, ...events.events].slice(0, 30) } : events,
-    ),
+    appendOrReread<{ events: OperationEvent[] }>(queryClient, queryKeys.events(event.userId), (events) => ({
+      events: [event, ...events.events].slice(0, 30),
+    })),
   // A lab reset: everything is read again.
   reset: (queryClient) => void queryClient.invalidateQueries(),
   // Notifications the server may have missed: what the page reads by itself is read again (its lanes, leases,
