@@ -14,7 +14,9 @@ const openAt = (query: string) => async (page: Page, actor: number) => {
 test("the barrier holds every request until all actors sent theirs, so a racy server charges each of them", async ({
   race,
 }) => {
-  checkout = await startCheckout();
+  // The browser sends the released requests itself, so their spread is its own: a charge's pause must outlast it
+  // for all three to be in flight at once (CI's loaded machine sent the third after the first's 150 ms was over).
+  checkout = await startCheckout({ pauseMs: 2_000 });
   const result = await race({ actors: 3, open: openAt(""), act: pay, hold: "**/pay*" });
 
   expect(checkout.arrivals).toHaveLength(3);
