@@ -16,12 +16,12 @@ import { useLabStream } from "./useLabStream";
  * picked out in all.
  */
 export function LabApp() {
-  const connected = useLabStream();
+  const stream = useLabStream();
   const session = useQuery(sessionQuery());
   const [selected, setSelected] = useState<string | null>(null);
   return (
     <main>
-      <Masthead connected={connected} />
+      <Masthead stream={stream} />
       <Story selected={selected} onSelect={setSelected} />
       <div className="evidence">
         <ProviderPanel selected={selected} />

@@ -5,9 +5,16 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api } from "./api";
 import { instancesQuery, queryKeys, sessionQuery } from "./queries";
 import { ServedByPanel } from "./ServedByPanel";
+import type { StreamState } from "./useLabStream";
+
+const streamStates: Record<StreamState, string> = {
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting…",
+};
 
 /** The page's title and lesson in one line, whether the stream is live, which instance served it, sign-out. */
-export function Masthead({ connected }: { connected: boolean }) {
+export function Masthead({ stream }: { stream: StreamState }) {
   const queryClient = useQueryClient();
   const session = useQuery(sessionQuery());
   const instances = useQuery(instancesQuery());
@@ -26,7 +33,7 @@ export function Masthead({ connected }: { connected: boolean }) {
       </div>
       <div className="masthead-side">
         <p className="hint">
-          {connected ? "Live" : "Reconnecting…"}
+          {streamStates[stream]}
           {instances.data && ` · served by instance ${instances.data.instance}`}
         </p>
         <ServedByPanel />

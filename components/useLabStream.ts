@@ -65,8 +65,8 @@ const handlers = {
     })),
   // A lab reset: everything is read again.
   reset: (queryClient) => void queryClient.invalidateQueries(),
-  // Notifications the server may have missed: what the page reads by itself is read again (its lanes, leases,
-  // audit, settings and pool come again in the stream's snapshot).
+  // Notifications the server may have missed, or a snapshot's end: what the page reads by itself is read again
+  // (its lanes, leases, audit, settings and pool come in the stream's snapshot).
   resync: (queryClient) => {
     for (const queryKey of [queryKeys.users, queryKeys.provider, queryKeys.allEvents, queryKeys.holders])
       void queryClient.invalidateQueries({ queryKey });
@@ -76,15 +76,21 @@ const handlers = {
 /**
  * Follows `GET /api/lab/stream` for as long as the page is open: each message updates the query cache,
  * so that nothing polls. EventSource reconnects by itself, resuming after the last message's id.
- * Returns whether the stream is connected.
+ * Returns where the stream is: live at first once its snapshot has ended (the page's own reads, made before, are
+ * then read again), then whenever it is open.
  */
-export function useLabStream(): boolean {
+export type StreamState = "connecting" | "live" | "reconnecting";
+
+export function useLabStream(): StreamState {
   const queryClient = useQueryClient();
-  const [connected, setConnected] = useState(false);
+  const [state, setState] = useState<StreamState>("connecting");
   useEffect(() => {
     const source = new EventSource("/api/lab/stream");
-    source.onopen = () => setConnected(true);
-    source.onerror = () => setConnected(false);
+    let caughtUp = false;
+    source.onopen = () => {
+      if (caughtUp) setState("live");
+    };
+    source.onerror = () => setState(caughtUp ? "reconnecting" : "connecting");
     for (const [event, handle] of Object.entries(handlers) as [
       string,
       (client: QueryClient, data: unknown) => void,
@@ -93,7 +99,12 @@ export function useLabStream(): boolean {
         handle(queryClient, JSON.parse((message as MessageEvent<string>).data)),
       );
     }
+    // After the handler's reads again have been asked for.
+    source.addEventListener("resync", () => {
+      caughtUp = true;
+      setState("live");
+    });
     return () => source.close();
   }, [queryClient]);
-  return connected;
+  return state;
 }

@@ -78,6 +78,38 @@ test("at rest, the page sends no requests", async ({ page }) => {
   expect(sent).toEqual([]);
 });
 
+test("a change made after the page read its lists but before its stream joined is shown once the stream's snapshot ends", async ({
+  context,
+  page,
+  request,
+}) => {
+  await resetLab(request, { faults: { releaseFailures: 1 } });
+  // Another tab watches all along: the instance's notifications stay on, so its stream has no moment unwatched
+  // to start over from (which would have the page read again anyway).
+  const watcher = await context.newPage();
+  await watcher.goto("/");
+  await expect(watcher.getByText(/^Live/)).toBeVisible();
+  // The stream is held until the change is made: the page's own reads come first, as they may on any load.
+  let joinStream = () => {};
+  const streamHeld = new Promise<void>((resolve) => (joinStream = resolve));
+  await page.route("**/api/lab/stream", async (route) => {
+    await streamHeld;
+    await route.continue();
+  });
+  await signInAs(page, "Ada Lovelace");
+  await expect(page.getByText(/^Nothing yet: refusals/)).toBeVisible();
+  await expect(page.getByText("Connecting…")).toBeVisible();
+
+  // A switch whose release fails once: an event, which no notification can bring to a stream not yet there.
+  const answer = await page.request.post("/api/users/ada/primary", { data: { identityId: "github|8812" } });
+  expect(answer.status()).toBe(200);
+  joinStream();
+
+  await expect(page.getByText(/^Live/)).toBeVisible();
+  await expect(page.getByRole("list", { name: "Events, oldest first" })).toContainText("Release failed");
+  await expect(identityRow(page, "github|8812").getByText("Primary", { exact: true })).toBeVisible();
+});
+
 test("a switch run on a second app instance appears in a tab served by the first", async ({ page }) => {
   const peer = await startPeer(labDatabaseUrl());
   try {

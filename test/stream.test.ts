@@ -24,8 +24,11 @@ describe("GET /api/lab/stream", () => {
   it("starts with a snapshot, then pushes a switch's lane, lease, provider calls and audit as they happen", async () => {
     await app.configure({ provider: { latencyMs: 100 } });
     const stream = await open();
-    await stream.waitFor((message) => message.event === "audit");
-    expect(stream.messages.map((message) => message.event)).toContain("settings");
+    // The snapshot (its messages share one id) ends with a resync: the page's own reads may predate the stream.
+    const snapshotEnd = await stream.waitFor((message) => message.event === "resync");
+    const snapshot = stream.messages.slice(0, stream.messages.indexOf(snapshotEnd) + 1);
+    expect(new Set(snapshot.map((message) => message.id)).size).toBe(1);
+    expect(snapshot.map((message) => message.event)).toEqual(expect.arrayContaining(["settings", "lease", "audit"]));
     expect(stream.messages.find((message) => message.event === "lease" && message.data.userId === "ada")?.data).toEqual(
       expect.objectContaining({ userId: "ada", held: false, expiresAt: null }),
     );
@@ -100,8 +103,11 @@ describe("GET /api/lab/stream", () => {
       held: false,
       fence: "1",
     });
-    // Then the page reads again what it reads by itself: the events of that moment came by no notification.
-    await resumed.waitFor((message) => message.event === "resync");
+    // Then the page reads again what it reads by itself (as after every snapshot): the events of that moment
+    // came by no notification.
+    const resync = await resumed.waitFor((message) => message.event === "resync");
+    expect(resumed.messages.indexOf(resync)).toBe(resumed.messages.indexOf(audit) + 1);
+    expect(resync.id).toBe(audit.id);
   });
 
   it("a client watching when the gate is found to have closed meanwhile is resynced, and its stream ends for a snapshot", async () => {
@@ -129,7 +135,8 @@ describe("GET /api/lab/stream", () => {
     // The switch and the stream on one instance (in the production shape too): its own lanes reach its stream
     // from memory, before their rows, which are what the audit reads.
     const instanceUrl = inject("instanceUrl");
-    await app.configure({ strategy: "none", provider: { latencyMs: 400 } });
+    // 1.5 s calls: the row must be locked before the answer's write, on a loaded machine too.
+    await app.configure({ strategy: "none", provider: { latencyMs: 1_500 } });
     const stream = await open(`${instanceUrl}/api/lab/stream`);
     await stream.waitFor((message) => message.event === "audit");
     const holder = new pg.Client({ connectionString: inject("databaseUrl") });
@@ -138,7 +145,9 @@ describe("GET /api/lab/stream", () => {
       const switching = appClient(instanceUrl, session.ada.cookie).promote("ada", "github|8812");
       // Without a lease, a lane's row is written as its request starts; holding it makes the answer's write wait.
       await expect
-        .poll(async () => (await holder.query("SELECT 1 FROM operation_lanes WHERE user_id = 'ada'")).rowCount)
+        .poll(async () => (await holder.query("SELECT 1 FROM operation_lanes WHERE user_id = 'ada'")).rowCount, {
+          timeout: 3_000,
+        })
         .toBe(1);
       await holder.query("BEGIN");
       await holder.query("SELECT 1 FROM operation_lanes WHERE user_id = 'ada' FOR UPDATE");

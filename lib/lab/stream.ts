@@ -301,7 +301,12 @@ function startHub(): Promise<void> {
   return hub.listening.promise;
 }
 
-/** Everything a client shows, as messages, all carrying the id of the last message sent before it. */
+/**
+ * Everything a client shows, as messages, all carrying the id of the last message sent before it. It ends with
+ * `resync`: what the page reads by itself (events, calls, identities, holders) is not in it, and the page's reads
+ * may predate this stream (made as the page loaded, before the instance relayed to it, or before a reconnection
+ * that missed more than was kept): a change committed between such a read and this snapshot was heard by nobody.
+ */
 async function snapshot(): Promise<StreamMessage[]> {
   const db = instrumentDb();
   const id = `${hub.boot}-${hub.counter}`;
@@ -319,6 +324,7 @@ async function snapshot(): Promise<StreamMessage[]> {
     // This instance's lanes still running: a lease's row is written only at its answer.
     ...liveLanes().map(({ lane }) => ({ id, event: "operation", data: structuredClone(lane) })),
     { id, event: "audit", data: audit },
+    { id, event: "resync", data: {} },
   ];
 }
 
