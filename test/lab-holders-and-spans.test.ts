@@ -121,7 +121,8 @@ describe("GET /api/lab/operations/{id}/spans", () => {
   });
 
   it("gives a refused switch its refused acquisition; 404 for an operation it has no span of, 400 for a malformed id", async () => {
-    await app.configure({ provider: { latencyMs: 400 } });
+    // The second must arrive while the first holds the lease, however far apart a loaded machine sends them.
+    await app.configure({ provider: { latencyMs: 1_500 } });
     const [first, second] = await Promise.all([
       session.ada.promote("ada", "github|8812"),
       session.ada.promote("ada", "auth0|ada-email"),

@@ -24,7 +24,9 @@ function tracked<T>(promise: Promise<T>, order: string[], name: string): Promise
 
 describe.each(["none", "optimistic"])("`%s` cannot keep concurrent switches apart", (strategy) => {
   it("two concurrent switches leave the provider corrupted, and the audit names it", async () => {
-    await app.configure({ strategy, provider: { latencyMs: 300 } });
+    // Both unlinks must land before the first link: 1.5 s calls outlast a loaded machine's spread between two
+    // requests sent together (behind the balancer, on two instances), where 300 ms calls left room to run apart.
+    await app.configure({ strategy, provider: { latencyMs: 1_500 } });
     const targets = ["github|8812", "auth0|ada-email"];
     const answers = await Promise.all(targets.map((target) => session.ada.promote("ada", target)));
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 502]);

@@ -73,7 +73,8 @@ describe("GET /api/lab/timeline", () => {
   });
 
   it("gives a refused request a lane of its own: refused at acquisition, no provider calls, an event", async () => {
-    await app.configure({ provider: { latencyMs: 300 } });
+    // The second must arrive while the first holds the lease (two calls), however far apart a loaded machine sends.
+    await app.configure({ provider: { latencyMs: 1_500 } });
     const answers = await Promise.all([
       session.ada.promote("ada", "github|8812"),
       session.ada.promote("ada", "auth0|ada-email"),
@@ -103,7 +104,7 @@ describe("GET /api/lab/timeline", () => {
   });
 
   it("shows `transaction` waiting for its pooled connection and its row lock", async () => {
-    await app.configure({ strategy: "transaction", provider: { latencyMs: 200 } });
+    await app.configure({ strategy: "transaction", provider: { latencyMs: 1_000 } });
     const answers = await Promise.all([
       session.ada.promote("ada", "github|8812"),
       session.ada.promote("ada", "github|8812"),
@@ -114,9 +115,10 @@ describe("GET /api/lab/timeline", () => {
     const lockWaits = lanes.map((lane) =>
       lane.phases.find((phase) => phase.name === "waiting" && phase.detail!.includes("row lock"))!,
     );
-    // The second waited for the row lock while the first made its provider calls.
+    // The second waited for the row lock while the first made its provider calls: two of them, less however late
+    // the second came (up to one call's time on a loaded machine).
     const longest = Math.max(...lockWaits.map((phase) => ms(phase.endedAt) - ms(phase.startedAt)));
-    expect(longest).toBeGreaterThanOrEqual(2 * 200);
+    expect(longest).toBeGreaterThanOrEqual(1_000);
     expect(lanes.every((lane) => lane.phases[0]!.detail === "for a pooled connection")).toBe(true);
   });
 

@@ -68,10 +68,10 @@ function raceSwitches(
  * Unguarded switches corrupt only when they overlap: every unlink must land before the first link. On 2 cores
  * running three apps and three browsers, a request released 16 ms after another was seen to reach the provider
  * 1.3 s later, so 800 ms calls let 3 in 30 races under `none` end consistent: 2 s calls keep them overlapping.
- * The lease's losers must arrive while the winner holds it (two calls); a transaction serialises whatever the
- * latency, so its races may be quicker.
+ * The lease's losers must arrive while the winner holds it (two calls), so 2 s calls there too; a transaction
+ * serialises whatever the latency, so its races may be quicker.
  */
-const latencyMs: Record<Strategy, number> = { none: 2_000, lease: 500, transaction: 300 };
+const latencyMs: Record<Strategy, number> = { none: 2_000, lease: 2_000, transaction: 300 };
 
 const setStrategy = async (request: APIRequestContext, strategy: Strategy) =>
   expect(
