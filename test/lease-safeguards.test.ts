@@ -21,7 +21,7 @@ describe("recovery of a half-done switch by the next lease holder", () => {
   });
 
   it("saves the primary of a switch the provider applied but answered late", async () => {
-    await app.configure({ leaseTtlMs: 500, provider: { applyLimitMs: 1_000, script: { link: ["applied-late"] } } });
+    await app.configure({ leaseTtlMs: 500, provider: { applyLimitMs: 3_000, script: { link: ["applied-late"] } } });
     expect((await session.ada.promote("ada", "github|8812")).status).toBe(504);
     expect((await app.userAudit("ada")).violations).toEqual([
       "provider primary is github|8812, local primary is google-oauth2|104423",
@@ -105,7 +105,8 @@ describe("a failed release is not the operation's failure", () => {
   });
 
   it("answers 200 when every release attempt fails; the TTL frees the lease and the next switch succeeds", async () => {
-    await app.configure({ leaseTtlMs: 1_000, faults: { releaseFailures: 10 } });
+    // A TTL long enough that the lease is still seen held, and refusing, after the answer on a loaded machine.
+    await app.configure({ leaseTtlMs: 3_000, faults: { releaseFailures: 10 } });
     const first = await session.ada.promote("ada", "github|8812");
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(await session.ada.leaseHeld("ada")).toBe(true);

@@ -3,11 +3,12 @@ import { describe, expect, inject, it } from "vitest";
 import { freshLabEachTest } from "./fresh-lab";
 import { providerFor } from "./harness/provider";
 
-// A short provider limit: after a call whose answer was lost, the lease is kept only this long.
+// A short provider limit: after a call whose answer was lost, the lease is kept only this long. Long enough still
+// that the lease is seen held after the answer on a loaded machine, behind a balancer and a pooler too.
 const { app, session } = freshLabEachTest({
   strategy: "lease",
   reconcileAfterMs: null,
-  provider: { latencyMs: 20, applyLimitMs: 1_000 },
+  provider: { latencyMs: 20, applyLimitMs: 3_000 },
 });
 
 /** After a call whose outcome is unknown, the lease is kept until the call cannot land, then freed. */
