@@ -169,9 +169,10 @@ describe("a switch killed with SIGKILL while its unlink is at the provider", () 
       leaseTtlMs: ttlMs,
       reconcileAfterMs: null,
       // A plain call: the provider applies what it has received whether or not its caller is still there.
-      // (Scripted as "ok" only so that the test sees when it has arrived: the script is taken on arrival.)
+      // (Scripted as "ok" only so that the test sees when it has arrived: the script is taken on arrival.) 4 s: the
+      // kill, two queries and a read of the provider come between its arrival and its landing, on a loaded machine.
       provider: {
-        latencyMs: 1_500,
+        latencyMs: 4_000,
         endpoints: { get: { latencyMs: 20 } },
         enforceFencing: true,
         script: { unlink: ["ok"] },
