@@ -90,12 +90,14 @@ describe("the audit says whether it has settled", () => {
     "settled as soon as no entry is open and the provider's log has " +
       "every unanswered call: a fenced late write no longer counts",
     async () => {
+      // The late unlink lands 8 s after it was sent: the 504, a settings change, the next switch and an audit come
+      // before it, on a loaded machine and behind the balancer too; it is refused 4 s before its bound.
       await app.configure({
         leaseTtlMs: 600,
         provider: {
-          applyLimitMs: 5_000,
+          applyLimitMs: 12_000,
           enforceFencing: true,
-          endpoints: { unlink: { latencyMs: 4_000 } },
+          endpoints: { unlink: { latencyMs: 8_000 } },
           script: { unlink: ["applied-late"] },
         },
       });
@@ -108,7 +110,7 @@ describe("the audit says whether it has settled", () => {
       expect(beforeRefusal).toMatchObject({ consistent: true, settled: false, settlingUntil: expect.any(String) });
 
       await expect
-        .poll(async () => (await app.calls()).find((call) => call.outcome === "fenced"), { timeout: 10_000 })
+        .poll(async () => (await app.calls()).find((call) => call.outcome === "fenced"), { timeout: 20_000 })
         .toBeDefined();
       const refusedAt = Date.now();
       // The log has it: refused when applied, it can no longer land. Settled then, not at the bound.
