@@ -417,11 +417,14 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
           if (hub.clients.has(client)) clientJoined();
           // It moves only at a start-over while this client is there (never by what comes with no client).
           const completeAfter = hub.completeAfter;
-          return { messages: missedSince(lastEventId) ?? (await snapshot()), completeAfter };
+          const missed = missedSince(lastEventId);
+          return { messages: missed ?? (await snapshot()), fromSnapshot: missed === null, completeAfter };
         });
       catchUp.then(
-        ({ messages, completeAfter }) => {
-          for (const message of [...messages, ...backlog!]) send(frame(message));
+        ({ messages, fromSnapshot, completeAfter }) => {
+          // A snapshot's own `resync` reaches the page after any waiting here: theirs would have it read twice.
+          const live = fromSnapshot ? backlog!.filter((message) => message.event !== "resync") : backlog!;
+          for (const message of [...messages, ...live]) send(frame(message));
           backlog = null;
           // Started over while it was read: it ends, and the browser's reconnection reads it again.
           if (hub.completeAfter !== completeAfter) return close();
