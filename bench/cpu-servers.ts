@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { nextStartOptions, serverNodeOptions } from "../scripts/next-start-options";
+import { assertRunsOnlyItsOwnCode } from "./fixture-own-code";
 
 export interface RunningServer {
   baseUrl: string;
@@ -82,6 +83,7 @@ export async function startNextFixture(
   const directory = path.join(root, "bench", fixture);
   if (!existsSync(path.join(directory, ".next", "BUILD_ID")))
     throw new Error(`${fixture} is not built: \`npm run bench\` builds it (next build bench/${fixture})`);
+  assertRunsOnlyItsOwnCode(directory);
   const next = path.join(root, "node_modules", "next", "dist", "bin", "next");
   const child = spawn(
     process.execPath,
