@@ -1,14 +1,14 @@
 /**
- * `npm run bench:profile`: where a switch's CPU goes, for docs/performance.md's table. Each server (the lab on,
- * the lab off, the switch outside Next.js, next-min and bare: bench/app-cpu.ts) runs alone under V8's
- * sampling profiler (`--cpu-prof`) while 64 users switch at once, wave after wave, then while one user
- * switches 10 times one after the other (K = 1, where each switch pays the fixed costs alone); it then stops
- * and writes its profile, and each sample of each load's measured waves is put on the part of the code it was
- * in (cpu-profile.ts). The profiler itself costs some CPU, and it samples wall time: what it books includes
- * the time the main thread waited for a core (beside each load: its CPU and that wait, from /proc), mostly on
- * `writev`. So the shares are the finding; `npm run bench` gives the unprofiled CPU per switch.
- * Results: a table on the terminal and bench/results/profile.json. BENCH_CPU_SERVERS="lab on,lab off" profiles
- * only the servers it names, as for `npm run bench:cpu`.
+ * `npm run bench:profile`: where a switch's CPU goes, for docs/performance.md's table. Each server (the lab on, the
+ * lab off, the switch outside Next.js, next-min, next-bare and bare: bench/app-cpu.ts) runs alone under V8's
+ * sampling profiler (`--cpu-prof`) while 64 users switch at once, wave after wave, then while one user switches 10
+ * times one after the other (K = 1, where each switch pays the fixed costs alone), and reads the page before each
+ * of them (on the servers that serve one); it then stops and writes its profile, and each sample of each load's
+ * measured waves is put on the part of the code it was in (cpu-profile.ts). The profiler itself costs some CPU, and
+ * it samples wall time: what it books includes the time the main thread waited for a core (beside each load: its
+ * CPU and that wait, from /proc), mostly on `writev`. So the shares are the finding; `npm run bench` gives the
+ * unprofiled CPU per switch. Results: a table on the terminal and bench/results/profile.json.
+ * BENCH_CPU_SERVERS="lab on,lab off" profiles only the servers it names, as for `npm run bench:cpu`.
  */
 import { execSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +31,8 @@ const plan = {
   loads: [
     { users: 64, switchesEach: 1, readsPageFirst: false, waves: 10 },
     { users: 1, switchesEach: 10, readsPageFirst: false, waves: 10 },
+    // The servers that serve a user's page (the apps, next-bare): the lone page read + switch target's load.
+    { users: 1, switchesEach: 10, readsPageFirst: true, waves: 10 },
   ],
   warmupWaves: serverWarmupWaves,
   latencyMs: 200,
