@@ -33,7 +33,10 @@ describe("deadline", () => {
     renewedSince.extend(20);
     await new Promise((resolve) => renewedSince.signal.addEventListener("abort", resolve));
     expect(renewedSince.firedBecause).toBe("timeout");
-    const stalled = new Deadline(30);
+    // Its time well past the 10 ms a renewal may take: once on this loaded machine (npm test's tiers at once),
+    // with 30 ms, the renewal was under 10 ms old when the time ran out (the process paused between these two
+    // calls, or the timer came early), and it said "timeout".
+    const stalled = new Deadline(200);
     stalled.renewalStarted(10);
     await new Promise((resolve) => stalled.signal.addEventListener("abort", resolve));
     expect(stalled.firedBecause).toBe("unrenewed");
