@@ -76,8 +76,9 @@ const handlers = {
 /**
  * Follows `GET /api/lab/stream` for as long as the page is open: each message updates the query cache,
  * so that nothing polls. EventSource reconnects by itself, resuming after the last message's id.
- * Returns where the stream is: live at first once its snapshot has ended (the page's own reads, made before, are
- * then read again), then whenever it is open.
+ * Returns where the stream is: live once the stream says it has caught up (what was missed, or a snapshot whose
+ * `resync` has the page's own reads asked for again, came first), not as it opens; until then connecting, or
+ * reconnecting if it was live before.
  */
 export type StreamState = "connecting" | "live" | "reconnecting";
 
@@ -86,11 +87,8 @@ export function useLabStream(): StreamState {
   const [state, setState] = useState<StreamState>("connecting");
   useEffect(() => {
     const source = new EventSource("/api/lab/stream");
-    let caughtUp = false;
-    source.onopen = () => {
-      if (caughtUp) setState("live");
-    };
-    source.onerror = () => setState(caughtUp ? "reconnecting" : "connecting");
+    let wasLive = false;
+    source.onerror = () => setState(wasLive ? "reconnecting" : "connecting");
     for (const [event, handle] of Object.entries(handlers) as [
       string,
       (client: QueryClient, data: unknown) => void,
@@ -99,9 +97,8 @@ export function useLabStream(): StreamState {
         handle(queryClient, JSON.parse((message as MessageEvent<string>).data)),
       );
     }
-    // After the handler's reads again have been asked for.
-    source.addEventListener("resync", () => {
-      caughtUp = true;
+    source.addEventListener("caught-up", () => {
+      wasLive = true;
       setState("live");
     });
     return () => source.close();

@@ -32,6 +32,12 @@ describe("GET /api/lab/stream", () => {
     expect(stream.messages.find((message) => message.event === "lease" && message.data.userId === "ada")?.data).toEqual(
       expect.objectContaining({ userId: "ada", held: false, expiresAt: null }),
     );
+    // Then `caught-up`, once everything before it has been sent, with the id of the last: the page is live from
+    // there, not from the stream's opening.
+    const caughtUp = await stream.waitFor((message) => message.event === "caught-up");
+    const caughtUpAt = stream.messages.indexOf(caughtUp);
+    expect(caughtUpAt).toBeGreaterThan(stream.messages.indexOf(snapshotEnd));
+    expect(caughtUp.id).toBe(stream.messages[caughtUpAt - 1]!.id);
     const snapshotLength = stream.messages.length;
 
     const answer = await session.ada.promote("ada", "github|8812");
@@ -69,15 +75,22 @@ describe("GET /api/lab/stream", () => {
       expect(resumed.messages[0]).toMatchObject({ event: "settings", data: { provider: { latencyMs: 20 } } });
       return;
     }
+    // What was missed, then `caught-up` with the id of the last message sent (Last-Event-ID's if none was).
+    const caughtUp = await resumed.waitFor((message) => message.event === "caught-up");
+    const caughtUpAt = resumed.messages.indexOf(caughtUp);
+    expect(caughtUp.id).toBe(caughtUpAt === 0 ? lastEventId : resumed.messages[caughtUpAt - 1]!.id);
     // No snapshot (whose messages share one id): every message since Last-Event-ID, once each and in order.
-    const ids = resumed.messages.map((message) => Number(message.id!.split("-")[1]));
+    const ids = resumed.messages
+      .filter((message) => message !== caughtUp)
+      .map((message) => Number(message.id!.split("-")[1]));
     const next = Number(lastEventId.split("-")[1]) + 1;
     expect(ids).toEqual(ids.map((_, index) => next + index));
     // Among them, last of its kind, the settings change made while it was away. (Not always the first: the
     // audit after the test's reset comes 150 ms after it, and may be published after the first stream closed.)
-    expect(resumed.messages.filter((message) => message.event === "settings").at(-1)).toMatchObject({
-      data: { provider: { latencyMs: 20 } },
-    });
+    const settingsMissed = resumed.messages.filter((message) => message.event === "settings").at(-1);
+    expect(settingsMissed).toMatchObject({ data: { provider: { latencyMs: 20 } } });
+    // And before `caught-up`: a page shown live has what it missed.
+    expect(resumed.messages.indexOf(settingsMissed!)).toBeLessThan(caughtUpAt);
   });
 
   it("after a moment nobody watched, when the database told nothing, Last-Event-ID gets a snapshot, not what was kept", async () => {

@@ -97,6 +97,9 @@ const hub = processSingleton<Hub>("Stream", () => ({
 export const announceReset = (db: Kysely<Database>): Promise<void> =>
   notify(db, labStreamChannel, JSON.stringify({ kind: "reset" }));
 
+/** The id of the last message published: what a message that is not one of them (a snapshot's) carries. */
+const lastPublishedId = () => `${hub.boot}-${hub.counter}`;
+
 function publish(event: string, data: unknown): void {
   const message = { id: `${hub.boot}-${++hub.counter}`, event, data };
   hub.kept.push(message);
@@ -309,7 +312,7 @@ function startHub(): Promise<void> {
  */
 async function snapshot(): Promise<StreamMessage[]> {
   const db = instrumentDb();
-  const id = `${hub.boot}-${hub.counter}`;
+  const id = lastPublishedId();
   const [timeline, leases, settings, audit] = await Promise.all([
     readTimeline(db, { sinceMs: snapshotSinceMs }),
     sql<{ lease: unknown }>`SELECT lab_lease_json(u) AS lease FROM users u ORDER BY u.id`.execute(db),
@@ -373,8 +376,8 @@ const frame = (message: StreamMessage): string =>
   `id: ${message.id}\nevent: ${message.event}\ndata: ${JSON.stringify(message.data)}\n\n`;
 
 /**
- * One client's event stream: what it missed (or a snapshot), then every message as it comes, and a
- * comment now and then so that proxies keep the connection open. Ends when the client goes away.
+ * One client's event stream: what it missed (or a snapshot), then `caught-up`, then every message as it comes,
+ * and a comment now and then so that proxies keep the connection open. Ends when the client goes away.
  */
 export function openLabStream(lastEventId: string | null, signal: AbortSignal): ReadableStream<Uint8Array> {
   let close = () => {};
@@ -428,6 +431,9 @@ export function openLabStream(lastEventId: string | null, signal: AbortSignal): 
           backlog = null;
           // Started over while it was read: it ends, and the browser's reconnection reads it again.
           if (hub.completeAfter !== completeAfter) return close();
+          // Everything up to now has been sent: the page is live from here, not from the stream's opening (what it
+          // missed, or a snapshot and the reads again its `resync` asks for, came first).
+          send(frame({ id: lastPublishedId(), event: "caught-up", data: {} }));
           sendPoolIfChanged();
           // The last audit sent may have been computed before the snapshot's (and audits are computed only
           // while someone listens): one computed from now on comes last.
