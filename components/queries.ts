@@ -21,6 +21,7 @@ import {
   type UserSummary,
   type UserView,
 } from "./api";
+import { readingLanes } from "./timeline-lanes";
 
 export const queryKeys = {
   session: ["session"] as const,
@@ -90,8 +91,8 @@ export const timelineQuery = () =>
   queryOptions({
     queryKey: queryKeys.timeline,
     queryFn: async (): Promise<Timeline> => {
-      const timeline = await api<{ now: string; operations: Timeline["operations"] }>(
-        "/api/lab/timeline?sinceMs=600000",
+      const timeline = await readingLanes(() =>
+        api<{ now: string; operations: Timeline["operations"] }>("/api/lab/timeline?sinceMs=600000"),
       );
       return { operations: timeline.operations, clockOffsetMs: Date.parse(timeline.now) - Date.now() };
     },

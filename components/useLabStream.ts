@@ -14,19 +14,8 @@ import type {
 } from "./api";
 import { appendOrReread } from "./append-or-reread";
 import { queryKeys } from "./queries";
-
-/** How far along a lane is: phases only get added and ended, and an answer comes once. */
-const progress = (lane: Lane): number =>
-  lane.phases.length + lane.phases.filter((phase) => phase.endedAt !== null).length + (lane.answeredAt ? 1 : 0);
-
-/** Keeps a lane unless the message is at least as far along (a snapshot may race a live message). */
-function upsertLane(timeline: Timeline | undefined, lane: Lane): Timeline | undefined {
-  if (!timeline) return timeline;
-  const index = timeline.operations.findIndex((each) => each.operationId === lane.operationId);
-  if (index < 0) return { ...timeline, operations: [...timeline.operations, lane] };
-  if (progress(lane) < progress(timeline.operations[index]!)) return timeline;
-  return { ...timeline, operations: timeline.operations.with(index, lane) };
-}
+import { replaceRead } from "./replace-read";
+import { laneStreamed, upsertLane } from "./timeline-lanes";
 
 type Handlers = Record<string, (queryClient: QueryClient, data: never) => void>;
 
@@ -35,6 +24,7 @@ const handlers = {
     const before = queryClient
       .getQueryData<Timeline>(queryKeys.timeline)
       ?.operations.find((each) => each.operationId === lane.operationId);
+    laneStreamed(lane);
     queryClient.setQueryData<Timeline>(queryKeys.timeline, (timeline) => upsertLane(timeline, lane));
     // An answer changes the user's identities and the provider's accounts: read them again, once.
     if (lane.answeredAt && !before?.answeredAt) {
@@ -47,13 +37,9 @@ const handlers = {
     // A lease taken or cleared: who holds what is read again (the message is one row; the panel is every row).
     void queryClient.invalidateQueries({ queryKey: queryKeys.holders });
   },
-  // A read of the audit still in flight was computed before this one: it must not overwrite it.
-  audit: (queryClient, audit: AuditReport) =>
-    void queryClient
-      .cancelQueries({ queryKey: queryKeys.audit })
-      .then(() => queryClient.setQueryData(queryKeys.audit, audit)),
-  settings: (queryClient, settings: LabSettings) => queryClient.setQueryData(queryKeys.labSettings, settings),
-  pool: (queryClient, pool: PoolMessage) => queryClient.setQueryData(queryKeys.pool, pool),
+  audit: (queryClient, audit: AuditReport) => void replaceRead(queryClient, queryKeys.audit, audit),
+  settings: (queryClient, settings: LabSettings) => void replaceRead(queryClient, queryKeys.labSettings, settings),
+  pool: (queryClient, pool: PoolMessage) => void replaceRead(queryClient, queryKeys.pool, pool),
   "provider-call": (queryClient, call: ProviderState["calls"][number]) =>
     appendOrReread<ProviderState>(queryClient, queryKeys.provider, (state) => ({
       ...state,

@@ -110,6 +110,28 @@ test("a change made after the page read its lists but before its stream joined i
   await expect(identityRow(page, "github|8812").getByText("Primary", { exact: true })).toBeVisible();
 });
 
+test("lanes streamed while the page's first read of the timeline is on its way are on the timeline when it lands", async ({
+  page,
+}) => {
+  // The page's read of the timeline is made at once (before any switch) and its answer held until the switches are
+  // over: every message of a double click's two lanes, the refusal's few and the switch's, comes first.
+  let landTimeline = () => {};
+  const timelineHeld = new Promise<void>((resolve) => (landTimeline = resolve));
+  await page.route("**/api/lab/timeline?*", async (route) => {
+    const response = await route.fetch();
+    await timelineHeld;
+    await route.fulfill({ response });
+  });
+  await signInAs(page, "Ada Lovelace");
+  await expect(page.getByText(/^Live/)).toBeVisible();
+  await page.getByRole("button", { name: "Make primary for GitHub · @ada" }).dblclick();
+  await expect(identityRow(page, "github|8812").getByText("Switched: now primary")).toBeVisible();
+  await expect(identityRow(page, "github|8812").locator(".outcome.conflict")).toBeVisible();
+  landTimeline();
+
+  await expect(lanes(page)).toHaveCount(2);
+});
+
 test("a switch run on a second app instance appears in a tab served by the first", async ({ page }) => {
   const peer = await startPeer(labDatabaseUrl());
   try {
