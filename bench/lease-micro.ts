@@ -1,8 +1,9 @@
 /**
  * The lease library against what the hardware allows, straight on PostgreSQL (no app, no HTTP):
- * - one acquire + release after another on one connection, three ways: two bare single-row autocommit
- *   UPDATEs (the physical floor: two durable commits), the same acquire and release as raw SQL through
- *   raw pg, and the library as the app calls it (identityActionLease with the journal's intent recorder);
+ * - one acquire + release after another on one connection: two bare single-row autocommit UPDATEs (the physical
+ *   floor: two durable commits), the library alone (its acquire and release, nothing else written), the library as
+ *   the app calls it (identityActionLease with the journal's intent recorder: its acquire also inserts the
+ *   switch's journal entry), and that same acquire and release as raw SQL through raw pg, unnamed and named;
  * - N acquirers on one row at once, each on its own connection: one winner per round, and how long the
  *   losers wait for their answer, library against the raw statement, round by round alternately.
  */
@@ -69,8 +70,14 @@ const rawAcquire = (client: pg.Pool, name?: string) =>
     values: [ttlMs / 1000, rowId, randomUUID(), targetIdentityId, rowId, applyLimitMs / 1000],
   });
 
-export type MicroVariant = "bare-updates" | "raw-sql" | "raw-sql-prepared" | "library";
-export const microVariants: MicroVariant[] = ["bare-updates", "raw-sql", "raw-sql-prepared", "library"];
+export type MicroVariant = "bare-updates" | "library-alone" | "raw-sql" | "raw-sql-prepared" | "library";
+export const microVariants: MicroVariant[] = [
+  "bare-updates",
+  "library-alone",
+  "raw-sql",
+  "raw-sql-prepared",
+  "library",
+];
 
 interface Connections {
   pool: pg.Pool;
@@ -83,6 +90,15 @@ const cycles: Record<MicroVariant, (connections: Connections) => Promise<void>> 
   "bare-updates": async ({ pool }) => {
     await pool.query("UPDATE users SET identity_action_lock_token = gen_random_uuid() WHERE id = $1", [rowId]);
     await pool.query("UPDATE users SET identity_action_lock_token = NULL WHERE id = $1", [rowId]);
+  },
+  // The library's own acquire + release, as another project would call it: the lease's row and nothing else.
+  "library-alone": async ({ db }) => {
+    const acquisition = await identityActionLease.acquire(db, rowId, {
+      ttlMs,
+      maxHoldMs: defaultMaxHoldMs(ttlMs),
+    });
+    if (!acquisition.acquired) throw new Error("the library's acquire alone did not win a free row");
+    await acquisition.lease.release();
   },
   "raw-sql": async ({ pool }) => {
     const taken = await rawAcquire(pool);
@@ -115,6 +131,8 @@ export interface MicroResult {
     libraryToRawPreparedP99: Repeated;
     libraryToBareP50: Repeated;
     libraryToBareP99: Repeated;
+    libraryAloneToBareP50: Repeated;
+    libraryAloneToBareP99: Repeated;
     rawToBareP50: Repeated;
   };
 }
@@ -158,7 +176,10 @@ export async function leaseMicrobench(
   // Each way on a pool of one connection of its own, as the app's library calls and raw pg would run.
   const { db, pool } = createDb(databaseUrl, 1);
   const rawPool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  const connections = (variant: MicroVariant): Connections => ({ pool: variant === "library" ? pool : rawPool, db });
+  const connections = (variant: MicroVariant): Connections => ({
+    pool: variant.startsWith("library") ? pool : rawPool,
+    db,
+  });
   let samples: Record<MicroVariant, number[][]>;
   try {
     samples = await timedInBlocks(
@@ -197,6 +218,8 @@ export async function leaseMicrobench(
       libraryToRawPreparedP99: ratio("library", "raw-sql-prepared", "p99"),
       libraryToBareP50: ratio("library", "bare-updates", "p50"),
       libraryToBareP99: ratio("library", "bare-updates", "p99"),
+      libraryAloneToBareP50: ratio("library-alone", "bare-updates", "p50"),
+      libraryAloneToBareP99: ratio("library-alone", "bare-updates", "p99"),
       rawToBareP50: ratio("raw-sql", "bare-updates", "p50"),
     },
   };

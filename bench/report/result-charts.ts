@@ -12,6 +12,7 @@ const colors: Record<string, string[]> = {
   optimistic: ["#e08214"],
   none: ["#555555"],
   "bare-updates": ["#555555"],
+  "library-alone": ["#66c2a4"],
   "raw-sql": ["#d6604d"],
   "raw-sql-prepared": ["#2166ac"],
   library: ["#1b7f3b"],

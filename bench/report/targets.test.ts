@@ -38,7 +38,16 @@ function runWith(scaling: WaveResult[], floorWaves: FloorWaveResult[], clicks: C
   const none = repeated([NaN]);
   return {
     date: "2026-12-06",
-    micro: { ratios: { libraryToRawP50: none, libraryToRawP99: none, libraryToBareP50: none, libraryToBareP99: none } },
+    micro: {
+      ratios: {
+        libraryToRawP50: none,
+        libraryToRawP99: none,
+        libraryToBareP50: none,
+        libraryToBareP99: none,
+        libraryAloneToBareP50: none,
+        libraryAloneToBareP99: none,
+      },
+    },
     contention: [],
     single: [],
     providerAlone: [],
@@ -437,5 +446,18 @@ describe("a bystander's read p99 explained by next-bare's own reads under its ow
       holds: false,
       measured: "next-bare K=64 P=4: reads 990×200 10×404, switches 90×200 10×500",
     });
+  });
+});
+
+describe("the library against two bare UPDATEs", () => {
+  it("is judged on the library alone, with the app's acquire (its journal entry written too) said beside", () => {
+    const run = runWith([], []);
+    run.micro.ratios.libraryAloneToBareP50 = repeated([1.1, 1.12, 1.14]);
+    run.micro.ratios.libraryToBareP50 = repeated([1.4, 1.45, 1.5]);
+    const verdict = checkTargets(run, latencyMs).find(
+      (each) => each.target === "library ≤ 1.3× two bare UPDATEs, p50",
+    )!;
+    expect(verdict.holds).toBe(true);
+    expect(verdict.measured).toMatch(/^the library alone: 1\.12× .*; as the app calls it, .*: 1\.45× /);
   });
 });
