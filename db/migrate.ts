@@ -14,6 +14,7 @@ import * as journalNotify from "./migrations/0013_journal_notify";
 import * as quietNotifications from "./migrations/0014_quiet_notifications";
 import * as fenceGeneration from "./migrations/0015_fence_generation";
 import * as watchedNotifications from "./migrations/0016_watched_notifications";
+import * as seededLeaseNotify from "./migrations/0017_seeded_lease_notify";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   "0014_quiet_notifications": quietNotifications,
   "0015_fence_generation": fenceGeneration,
   "0016_watched_notifications": watchedNotifications,
+  "0017_seeded_lease_notify": seededLeaseNotify,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -188,6 +188,30 @@ describe("GET /api/lab/stream", () => {
     }
   });
 
+  it("a lab reset tells each user's lease free again: a lease left held before it is not shown after", async () => {
+    const stream = await open();
+    await stream.waitFor((message) => message.event === "caught-up");
+    // A holder that never releases (its process died): the lease is held for a minute.
+    const db = new pg.Client({ connectionString: inject("databaseUrl") });
+    await db.connect();
+    try {
+      await db.query(`UPDATE users SET identity_action_locked_at = now(), identity_action_locked_until = now() + interval '1 minute',
+                              identity_action_lock_token = gen_random_uuid(), identity_action_fence = identity_action_fence + 1
+                        WHERE id = 'ada'`);
+    } finally {
+      await db.end();
+    }
+    const held = await stream.waitFor(
+      (message) => message.event === "lease" && message.data.userId === "ada" && message.data.held === true,
+    );
+    await app.reset();
+    const reset = await stream.waitFor((message) => message.event === "reset");
+    const leasesSince = stream.messages
+      .slice(stream.messages.indexOf(held) + 1, stream.messages.indexOf(reset))
+      .filter((message) => message.event === "lease" && message.data.userId === "ada");
+    expect(leasesSince.at(-1)?.data).toMatchObject({ userId: "ada", held: false, expiresAt: null });
+  });
+
   it("answers an unknown Last-Event-ID with a snapshot", async () => {
     const stream = await open(streamUrl, { "Last-Event-ID": "nonsense" });
     await stream.waitFor((message) => message.event === "audit");
@@ -210,5 +234,28 @@ describe("two app instances", () => {
     expect(answer.status).toBe(200);
     const lane = (await stream.waitFor(answeredLane(answer.body.operationId))).data;
     expect(lane.instance).toBe("peer");
+  });
+
+  it("a second page joining while the other instance's switch is paused is shown it paused, as the first page was", async () => {
+    // A pause longer than the wait below, and a TTL long enough that no renewal changes the lane meanwhile.
+    await app.configure({ leaseTtlMs: 30_000, faults: { stall: { at: "acquired", ms: 6_000 } } });
+    const first = await open();
+    await first.waitFor((message) => message.event === "caught-up");
+    const onPeer = await appClient(peer.baseUrl).signedIn("ada");
+    const answering = onPeer.promote("ada", "github|8812");
+    const pausedNow = (message: EventMessage) =>
+      message.event === "operation" &&
+      message.data.instance === "peer" &&
+      message.data.phases.some(
+        (phase: { name: string; endedAt: string | null }) => phase.name === "paused" && !phase.endedAt,
+      );
+    const paused = (await first.waitFor(pausedNow)).data;
+    // The peer tells its running lanes again when a page joins; this instance had shown that version already.
+    const second = await open();
+    const shown = await second.waitFor(
+      (message) => message.event === "operation" && message.data.operationId === paused.operationId,
+    );
+    expect(pausedNow(shown)).toBe(true);
+    expect((await answering).status).toBe(200);
   });
 });

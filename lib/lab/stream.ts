@@ -229,9 +229,13 @@ function remember<T>(collection: Map<string, T> | Set<string>, key: string, add:
   if (collection.size > othersRemembered) collection.delete(collection.keys().next().value!);
 }
 
+/**
+ * Shows another instance's running lane, unless an older version than one shown already (its notifications came
+ * late). The same version again is shown again: it is told again, whole, when a page joins, which has not seen it.
+ */
 function showOthersRunningLane({ lane, version }: RunningLane): void {
   const seen = othersSeen.versions.get(lane.operationId) ?? 0;
-  if (othersSeen.written.has(lane.operationId) || version <= seen) return;
+  if (othersSeen.written.has(lane.operationId) || version < seen) return;
   remember(othersSeen.versions, lane.operationId, () => othersSeen.versions.set(lane.operationId, version));
   showLane(lane);
 }
