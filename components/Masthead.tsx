@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api } from "./api";
 import { instancesQuery, queryKeys, sessionQuery } from "./queries";
+import { replaceRead } from "./replace-read";
 import { ServedByPanel } from "./ServedByPanel";
 import type { StreamState } from "./useLabStream";
 
@@ -20,7 +21,8 @@ export function Masthead({ stream }: { stream: StreamState }) {
   const instances = useQuery(instancesQuery());
   const signOut = useMutation({
     mutationFn: () => api<void>("/api/session", { method: "DELETE" }),
-    onSuccess: () => queryClient.setQueryData(queryKeys.session, null),
+    // A read of the session still on its way (a window's refocus starts one) would sign the page in again.
+    onSuccess: () => replaceRead(queryClient, queryKeys.session, null),
   });
   return (
     <header className="masthead">

@@ -16,10 +16,9 @@ export function RenameForm({ user }: { user: UserView }) {
   const rename = useMutation({
     mutationFn: () =>
       api<UserView>(`/api/users/${user.id}`, { method: "PATCH", body: JSON.stringify({ displayName }) }),
-    onSuccess: (renamed) => {
-      queryClient.setQueryData(queryKeys.user(user.id), renamed);
-      void queryClient.invalidateQueries({ queryKey: queryKeys.users });
-    },
+    // The users and the user's view read again (a prefix), not set from the answer: a switch answered meanwhile
+    // may be newer than the view the rename answered with.
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.users }),
   });
 
   return (

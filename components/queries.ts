@@ -67,9 +67,12 @@ export const usersQuery = () =>
 export const userQuery = (userId: string) =>
   queryOptions({
     queryKey: queryKeys.user(userId),
-    queryFn: () => {
-      userReadStartedAt.set(userId, Date.now());
-      return api<UserView>(`/api/users/${userId}`);
+    queryFn: async () => {
+      const startedAt = Date.now();
+      const view = await api<UserView>(`/api/users/${userId}`);
+      // Only a read that landed is one: a failed one leaves the view as it was, from an earlier read.
+      userReadStartedAt.set(userId, startedAt);
+      return view;
     },
     ...live,
   });

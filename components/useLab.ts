@@ -10,7 +10,9 @@ export function useLabSettings() {
   const settings = useQuery(labSettingsQuery());
   const update = useMutation({
     mutationFn: (patch: unknown) => api<LabSettings>("/api/lab", { method: "PUT", body: JSON.stringify(patch) }),
-    onSuccess: (next) => queryClient.setQueryData(queryKeys.labSettings, next),
+    // Read again rather than set: the answer waits for the other instances, and a change made meanwhile (a one-shot
+    // fault taken, another tab's) may have been streamed already; a newer message replaces this read too.
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.labSettings, exact: true }),
   });
   return { settings: settings.data, error: settings.error, update };
 }
