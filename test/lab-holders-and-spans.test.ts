@@ -3,10 +3,11 @@
  * database's time of the read) and a switch's spans (`GET /api/lab/operations/{id}/spans`, the lab's memory of
  * finished spans, registered without any OTLP endpoint).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { HoldersView } from "../lib/lab/holders";
 import type { SpanView } from "../lib/lab/recent-spans";
 import { freshLabEachTest } from "./fresh-lab";
+import { openEventStream } from "./harness/event-stream";
 
 const { app, session } = freshLabEachTest();
 
@@ -20,14 +21,11 @@ const routeSpan = "POST /api/users/[userId]/primary";
 const spansOf = (operationId: string) =>
   app.get<{ operationId: string; spans: SpanView[] }>(`/api/lab/operations/${operationId}/spans`);
 
-/** The spans once the route's has ended too (it ends after the answer has gone). */
+/** An answered operation's spans, read once: the read waits for the last of them (the route's ends after the answer). */
 async function finishedSpans(operationId: string): Promise<SpanView[]> {
-  await expect
-    .poll(async () => (await spansOf(operationId)).body.spans?.some((span) => span.name === routeSpan), {
-      timeout: 5_000,
-    })
-    .toBe(true);
-  return (await spansOf(operationId)).body.spans;
+  const answer = await spansOf(operationId);
+  expect(answer.status).toBe(200);
+  return answer.body.spans;
 }
 
 const described = (span: SpanView) =>
@@ -76,9 +74,25 @@ describe("GET /api/lab/holders", () => {
 describe("GET /api/lab/operations/{id}/spans", () => {
   it("gives a switch's finished spans in order, under its route's, timed from the first", async () => {
     await app.configure({ provider: { latencyMs: 50 } });
-    const answer = await session.ada.promote("ada", "github|8812");
-    expect(answer.status).toBe(200);
-    const spans = await finishedSpans(answer.body.operationId);
+    const stream = await openEventStream(`${inject("appUrl")}/api/lab/stream`);
+    let spans: SpanView[];
+    let operationId: string;
+    try {
+      await stream.waitFor((message) => message.event === "caught-up");
+      const answering = session.ada.promote("ada", "github|8812");
+      // Read as the page reads them: on the stream's answered lane, which comes before the answer has gone, and
+      // before the switch's span and the route's have ended.
+      const answered = await stream.waitFor(
+        (message) => message.event === "operation" && message.data.userId === "ada" && message.data.answeredAt,
+      );
+      operationId = answered.data.operationId;
+      spans = await finishedSpans(operationId);
+      const answer = await answering;
+      expect(answer.status).toBe(200);
+      expect(answer.body.operationId).toBe(answered.data.operationId);
+    } finally {
+      stream.close();
+    }
 
     const ours = spans.filter((span) => span.name === routeSpan || !span.name.includes(" "));
     expect(ours.map(described)).toEqual([
@@ -97,7 +111,7 @@ describe("GET /api/lab/operations/{id}/spans", () => {
     expect(spans[0]!.parent).toBeNull();
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const switchSpan = spans.find((span) => span.name === "switch")!;
-    expect(switchSpan.attributes["operation.id"]).toBe(answer.body.operationId);
+    expect(switchSpan.attributes["operation.id"]).toBe(operationId);
     for (const span of spans.slice(1)) {
       // Each hangs under one shown, and lies within its parent's time (starts are whole milliseconds: 1 ms apart).
       const parent = byId.get(span.parent!)!;

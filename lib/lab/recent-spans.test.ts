@@ -5,7 +5,7 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { labSampler, RecentSpans } from "./recent-spans";
 
 /** A finished span as the SDK hands it to a processor: only the fields the store reads. */
@@ -83,6 +83,49 @@ describe("RecentSpans", () => {
     expect(op2.map((span) => span.spanId)).toEqual(["r", "s2", "a2"]);
     expect(op2[0]!.startMs).toBe(0);
     expect(op2[1]!.durationMs).toBe(2);
+  });
+});
+
+describe("RecentSpans.settled", () => {
+  it("waits until every started span of the operation's trace has ended: its switch's, then its route's", async () => {
+    const store = new RecentSpans(100);
+    const route = ended("POST /api/users/[userId]/primary", { id: "r", startMs: 0, durationMs: 20 });
+    const switchSpan = ended("switch", {
+      id: "s",
+      parent: "r",
+      startMs: 1,
+      durationMs: 15,
+      attributes: { "operation.id": "op1" },
+    });
+    const other = ended("POST /api/lab/reset", { trace: "t2", id: "x", startMs: 0, durationMs: 5 });
+    for (const span of [route, switchSpan, other]) store.onStart(span);
+    let settled = false;
+    const waiting = store.settled("op1", 60_000).then(() => (settled = true));
+    store.onEnd(switchSpan);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    store.onEnd(route);
+    // Answered with the other trace's span still running: only the operation's traces are waited for.
+    await waiting;
+    expect(store.ofOperation("op1").map((span) => span.name)).toEqual(["POST /api/users/[userId]/primary", "switch"]);
+  });
+
+  it("answers at once when nothing of the operation runs, and after its limit when something never ends", async () => {
+    const store = new RecentSpans(100);
+    await store.settled("unknown", 60_000);
+    const forever = ended("switch", { id: "s", startMs: 0, durationMs: 1, attributes: { "operation.id": "op1" } });
+    store.onStart(forever);
+    vi.useFakeTimers();
+    try {
+      let settled = false;
+      const waiting = store.settled("op1", 50).then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(49);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await waiting;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -15,6 +15,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { Problem } from "../core/problems";
 import { processSingleton } from "../core/process-singleton";
+import { liveLane } from "./live-lanes";
 
 export interface SpanView {
   spanId: string;
@@ -37,14 +38,50 @@ const parentKey = (span: ReadableSpan) =>
 
 export class RecentSpans implements SpanProcessor {
   private readonly ended: ReadableSpan[] = [];
+  /** Started and not ended yet: an answered switch's own span, and its route's, end just after its answer. */
+  private readonly open = new Set<ReadableSpan>();
+  private readonly waiting = new Set<() => void>();
 
   constructor(readonly capacity: number) {}
 
-  onStart(): void {}
+  onStart(span: ReadableSpan): void {
+    this.open.add(span);
+    // A span that some code never ends is let go, oldest first, rather than kept for the life of the process.
+    if (this.open.size > 10 * this.capacity) this.open.delete(this.open.values().next().value!);
+  }
 
   onEnd(span: ReadableSpan): void {
+    this.open.delete(span);
     this.ended.push(span);
     if (this.ended.length > this.capacity) this.ended.shift();
+    for (const check of this.waiting) check();
+  }
+
+  /** Whether a span of a trace the operation ran in has started and not ended. */
+  private running(operationId: string): boolean {
+    const traces = new Set(
+      [...this.open, ...this.ended]
+        .filter((span) => span.attributes["operation.id"] === operationId)
+        .map((span) => span.spanContext().traceId),
+    );
+    return [...this.open].some((span) => traces.has(span.spanContext().traceId));
+  }
+
+  /** Resolves once no span of the operation's traces is running, or after `withinMs`, whichever comes first. */
+  settled(operationId: string, withinMs: number): Promise<void> {
+    if (!this.running(operationId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiting.delete(check);
+        resolve();
+      };
+      const check = () => {
+        if (!this.running(operationId)) done();
+      };
+      const timer = setTimeout(done, withinMs);
+      this.waiting.add(check);
+    });
   }
 
   forceFlush = (): Promise<void> => Promise.resolve();
@@ -137,9 +174,17 @@ export class SpansNotFound extends Problem {
   }
 }
 
-/** The operation's finished spans on this instance; a 404 when there are none. */
-export function operationSpans(operationId: string): SpanView[] {
+/** How long a read of an answered operation's spans waits for its last ones (its switch's, its route's) to end. */
+const answeredSpansWaitMs = 2_000;
+
+/**
+ * The operation's finished spans on this instance; a 404 when there are none. Once it has answered (it no longer
+ * runs here), after its last spans have ended: the page reads them as the answer comes, and a read that came
+ * before its switch's span and its route's ended would be all it ever showed of them.
+ */
+export async function operationSpans(operationId: string): Promise<SpanView[]> {
   const store = labSpans();
+  if (!liveLane(operationId)) await store.settled(operationId, answeredSpansWaitMs);
   const spans = store.ofOperation(operationId);
   if (spans.length === 0) throw new SpansNotFound(operationId, store.capacity);
   return spans;

@@ -13,6 +13,6 @@ export async function GET(
   return respond(request, async () => {
     requireLab();
     const operationId = parseOrThrow(z.uuid(), (await params).id, "id");
-    return Response.json({ operationId, spans: operationSpans(operationId) });
+    return Response.json({ operationId, spans: await operationSpans(operationId) });
   });
 }
