@@ -271,8 +271,14 @@ async function onNotification(payload: string): Promise<void> {
     // the rows (whether a request was answered), so it runs again once they are. Others' are read to be shown.
     if (message.instance === instanceId) return auditSoon();
     announced.add(message.operationId!);
+    // Lanes not read are shown to nobody, and no later message brings them: the clients start over, and their
+    // reconnection's snapshot reads them.
     announcedDue ??= setTimeout(
-      () => void readAnnounced().catch((error: unknown) => console.error("[stream] lanes not read:", error)),
+      () =>
+        void readAnnounced().catch((error: unknown) => {
+          console.error("[stream] lanes not read:", error);
+          startOver();
+        }),
       announcedGatherMs,
     );
     return;
