@@ -7,7 +7,7 @@ import type { Database } from "../db/schema";
 import { appClient, type AppClient } from "../test/harness/http-client";
 import { addBenchUsers, type BenchUser } from "./bench-users";
 import { processCpuMs, processesCpuMs } from "./process-cpu";
-import { distribution, quantiles, repeated, type Distribution, type Repeated } from "./stats";
+import { distribution, quantiles, repeated, shuffled, type Distribution, type Repeated } from "./stats";
 
 export const strategies = ["lease", "transaction", "advisory", "optimistic", "none"] as const;
 export type Strategy = (typeof strategies)[number];
@@ -104,43 +104,63 @@ export async function loneSwitchRuns(
   };
 }
 
-/** One switch at a time, for one user: no contention, so what is left over 2L is the route's own cost. */
-export async function singleSwitch<S extends LabStrategy>(
+/**
+ * One switch at a time, for one user, per strategy: no contention, so what is left over 2L is the route's own cost.
+ * The strategies take turns: each repetition runs every one of them once, in a shuffled order, on a fresh lab (its
+ * strategy set, warmed up), so that a busy moment of the machine lands on one repetition of each rather than on
+ * all of one strategy's (`none` run first, as an install's load ebbed, once took 131–135 ms in each of its
+ * repetitions against 111–115 for every other strategy).
+ */
+export async function singleSwitches<S extends LabStrategy>(
   baseUrl: string,
   db: Kysely<Database>,
   options: {
-    strategy: S;
+    strategies: S[];
     latencyMs: number;
     samples: number;
     repetitions: number;
     warmup: number;
     appPid?: number;
+    random: () => number;
   },
   progress: (note: string) => void,
-): Promise<SingleSwitchResult<S>> {
-  const lab = appClient(baseUrl);
-  const users = await freshLab(lab, db, 1, { strategy: options.strategy, poolSize: 4, latencyMs: options.latencyMs });
-  const { switchOnce } = await switchers(baseUrl, users);
-  for (let i = 0; i < options.warmup; i++) await switchOnce(0);
-  const timedSwitch = async () => {
-    const { status, ms } = await switchOnce(0);
-    if (status !== 200) throw new Error(`a lone switch under ${options.strategy} answered ${status}`);
-    return ms;
-  };
-  const cpuBefore = processCpuMs(options.appPid);
-  const { runs, p50, outsideProviderP50 } = await loneSwitchRuns(timedSwitch, options, (repetition) =>
-    progress(`one switch, ${options.strategy}: repetition ${repetition + 1}/${options.repetitions}`),
-  );
-  const cpuAfter = processCpuMs(options.appPid);
-  return {
-    strategy: options.strategy,
-    latencyMs: options.latencyMs,
-    p50,
-    pooled: distribution(runs.flat()),
-    shape: quantiles(runs.flat()),
-    outsideProviderP50,
-    appCpuMsPerSwitch: cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / runs.flat().length,
-  };
+): Promise<SingleSwitchResult<S>[]> {
+  const measured = new Map(options.strategies.map((strategy) => [strategy, { runs: [] as number[][], cpuMs: 0 }]));
+  for (let repetition = 0; repetition < options.repetitions; repetition++)
+    for (const strategy of shuffled(options.strategies, options.random)) {
+      progress(`one switch, ${strategy}: repetition ${repetition + 1}/${options.repetitions}`);
+      const users = await freshLab(appClient(baseUrl), db, 1, {
+        strategy,
+        poolSize: 4,
+        latencyMs: options.latencyMs,
+      });
+      const { switchOnce } = await switchers(baseUrl, users);
+      for (let i = 0; i < options.warmup; i++) await switchOnce(0);
+      const timedSwitch = async () => {
+        const { status, ms } = await switchOnce(0);
+        if (status !== 200) throw new Error(`a lone switch under ${strategy} answered ${status}`);
+        return ms;
+      };
+      const cpuBefore = processCpuMs(options.appPid);
+      const { runs } = await loneSwitchRuns(timedSwitch, { ...options, repetitions: 1 });
+      const cpuAfter = processCpuMs(options.appPid);
+      const sofar = measured.get(strategy)!;
+      sofar.runs.push(...runs);
+      sofar.cpuMs = cpuBefore === null || cpuAfter === null ? NaN : sofar.cpuMs + (cpuAfter - cpuBefore);
+    }
+  return options.strategies.map((strategy) => {
+    const { runs, cpuMs } = measured.get(strategy)!;
+    const p50s = runs.map((run) => distribution(run).p50);
+    return {
+      strategy,
+      latencyMs: options.latencyMs,
+      p50: repeated(p50s),
+      pooled: distribution(runs.flat()),
+      shape: quantiles(runs.flat()),
+      outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
+      appCpuMsPerSwitch: Number.isNaN(cpuMs) ? null : cpuMs / runs.flat().length,
+    };
+  });
 }
 
 export interface WaveResult {

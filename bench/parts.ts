@@ -31,7 +31,7 @@ import { startRedis } from "../scripts/parts/redis";
 import { startApp, type RunningApp } from "../test/harness/app-server";
 import { startBalancedPair } from "../test/harness/balanced-pair";
 import { databaseFor } from "../test/harness/databases";
-import { bystanderReads, scalingWaves, singleSwitch } from "./http-load";
+import { bystanderReads, scalingWaves, singleSwitches } from "./http-load";
 import { acquireOptions, timedInBlocks } from "./lease-micro";
 import { distribution, repeated, round, shuffled } from "./stats";
 
@@ -91,10 +91,12 @@ try {
     await startApp({ databaseUrl: pooledUrl, port: ports[1]!, env: { ...env, ...pgbouncer.appEnv(directUrl) } }),
   );
   const [direct, pooled] = apps as [RunningApp, RunningApp];
+  const lone = async (baseUrl: string, strategy: "lease" | "redis") =>
+    (await singleSwitches(baseUrl, db, { ...plan.single, strategies: [strategy], random }, progress))[0]!;
   const single = {
-    leaseDirect: await singleSwitch(direct.baseUrl, db, { ...plan.single, strategy: "lease" }, progress),
-    leaseThroughPgBouncer: await singleSwitch(pooled.baseUrl, db, { ...plan.single, strategy: "lease" }, progress),
-    redis: await singleSwitch(direct.baseUrl, db, { ...plan.single, strategy: "redis" }, progress),
+    leaseDirect: await lone(direct.baseUrl, "lease"),
+    leaseThroughPgBouncer: await lone(pooled.baseUrl, "lease"),
+    redis: await lone(direct.baseUrl, "redis"),
   };
   const bystander = {
     idle: await bystanderReads(direct.baseUrl, db, { ...plan.bystander, strategy: "lease", users: 0 }, progress),

@@ -6,7 +6,7 @@
  * 1. The lease library straight on PostgreSQL: acquire + release against two bare UPDATEs and the same
  *    statements as raw SQL; N acquirers at once on one row (lease-micro.ts).
  * 2. Over HTTP against `next start` (http-load.ts), provider latency L fixed, no jitter: one switch alone
- *    per strategy; the provider alone, K clients making a switch's two calls at once (provider-alone.ts); K
+ *    per strategy, the strategies taking turns; the provider alone, K clients making a switch's two calls at once (provider-alone.ts); K
  *    users switching at once for each pool size P; a bystander's reads while K users switch; two app
  *    instances on one database, each user clicking on both.
  * 3. Clicks (clicks.ts): 3 users clicking together and 30 clicks at once from one user, on one instance and
@@ -47,7 +47,7 @@ import {
   freshLab,
   predictedWaveTurns,
   scalingWaves,
-  singleSwitch,
+  singleSwitches,
   twoInstances,
   type WaveResult,
 } from "./http-load";
@@ -113,9 +113,7 @@ async function providerAloneStep(app: RunningApp, providerUrl: string, db: Kysel
  */
 async function httpStep(app: RunningApp, second: () => Promise<RunningApp>, db: Kysely<Database>, providerUrl: string) {
   const [baseUrl, appPid] = [app.baseUrl, app.process.pid];
-  const single = [];
-  for (const strategy of shuffled(plan.single.strategies, random))
-    single.push(await singleSwitch(baseUrl, db, { ...plan.single, strategy, appPid }, progress));
+  const single = await singleSwitches(baseUrl, db, { ...plan.single, appPid, random }, progress);
   const alone = await providerAloneStep(app, providerUrl, db);
   const scaling: WaveResult[] = [];
   for (const strategy of shuffled(plan.scaling.strategies, random)) {
