@@ -70,8 +70,9 @@ export const userQuery = (userId: string) =>
     queryFn: async () => {
       const startedAt = Date.now();
       const view = await api<UserView>(`/api/users/${userId}`);
-      // Only a read that landed is one: a failed one leaves the view as it was, from an earlier read.
-      userReadStartedAt.set(userId, startedAt);
+      // Only a read that landed is one: a failed one leaves the view as it was, from an earlier read. A read
+      // cancelled for a later one may still land after it (its answer ignored): the later start stays.
+      userReadStartedAt.set(userId, Math.max(startedAt, userReadStartedAt.get(userId) ?? 0));
       return view;
     },
     ...live,
