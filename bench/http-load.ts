@@ -96,12 +96,13 @@ export async function loneSwitchRuns(
     for (let i = 0; i < options.samples; i++) times.push(await timedSwitch());
     runs.push(times);
   }
+  return { runs, ...loneFigures(runs, options.latencyMs) };
+}
+
+/** Each run's p50, with and without the two provider calls' 2L. */
+function loneFigures(runs: number[][], latencyMs: number): { p50: Repeated; outsideProviderP50: Repeated } {
   const p50s = runs.map((run) => distribution(run).p50);
-  return {
-    runs,
-    p50: repeated(p50s),
-    outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
-  };
+  return { p50: repeated(p50s), outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * latencyMs)) };
 }
 
 /**
@@ -150,14 +151,12 @@ export async function singleSwitches<S extends LabStrategy>(
     }
   return options.strategies.map((strategy) => {
     const { runs, cpuMs } = measured.get(strategy)!;
-    const p50s = runs.map((run) => distribution(run).p50);
     return {
       strategy,
       latencyMs: options.latencyMs,
-      p50: repeated(p50s),
+      ...loneFigures(runs, options.latencyMs),
       pooled: distribution(runs.flat()),
       shape: quantiles(runs.flat()),
-      outsideProviderP50: repeated(p50s.map((p50) => p50 - 2 * options.latencyMs)),
       appCpuMsPerSwitch: Number.isNaN(cpuMs) ? null : cpuMs / runs.flat().length,
     };
   });

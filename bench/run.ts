@@ -6,9 +6,9 @@
  * 1. The lease library straight on PostgreSQL: acquire + release against two bare UPDATEs and the same
  *    statements as raw SQL; N acquirers at once on one row (lease-micro.ts).
  * 2. Over HTTP against `next start` (http-load.ts), provider latency L fixed, no jitter: one switch alone
- *    per strategy, the strategies taking turns; the provider alone, K clients making a switch's two calls at once (provider-alone.ts); K
- *    users switching at once for each pool size P; a bystander's reads while K users switch; two app
- *    instances on one database, each user clicking on both.
+ *    per strategy, the strategies taking turns; the provider alone, K clients making a switch's two calls at
+ *    once (provider-alone.ts); K users switching at once for each pool size P; a bystander's reads while K
+ *    users switch; two app instances on one database, each user clicking on both.
  * 3. Clicks (clicks.ts): 3 users clicking together and 30 clicks at once from one user, on one instance and
  *    on two behind HAProxy; K = 64 users at once on the two behind HAProxy too.
  * 4. CPU per switch (app-cpu.ts): the app with the lab on and off, the product's switch outside Next.js,
