@@ -28,9 +28,9 @@ export function EventsPanel({ userId, selected }: { userId: string; selected: st
       ) : (
         // Scrolls when long: focusable, so a keyboard can scroll it.
         <ol tabIndex={0} aria-label="Events, oldest first">
-          {list.map((event, index) => (
+          {list.map((event) => (
             <li
-              key={`${event.at}-${index}`}
+              key={event.id}
               className={`event ${event.kind}${selected && event.operationId === selected ? " selected" : ""}`}
             >
               <strong>{kindLabels[event.kind]}</strong> <small>{new Date(event.at).toLocaleTimeString()}</small>

@@ -50,9 +50,9 @@ export function ProviderCalls({ calls, selected }: { calls: ProviderCall[]; sele
             </tr>
           </thead>
           <tbody>
-            {newestFirst.map((call, index) => (
+            {newestFirst.map((call) => (
               <tr
-                key={`${call.at}-${index}`}
+                key={call.id}
                 id={anchorFor(call.operationId)}
                 className={selected && call.operationId === selected ? "selected" : undefined}
                 data-operation-id={call.operationId ?? undefined}

@@ -6,12 +6,16 @@ import { appendOrReread } from "./append-or-reread";
  * A list on a "server" whose reads wait until released (then answer at once): a read's answer is the list as it
  * was when read.
  */
+type Row = { id: string };
+const row = (id: string): Row => ({ id });
+const rowList = { rows: (list: Row[]) => list, adding: (list: Row[], added: Row) => [...list, added] };
+
 function heldList() {
-  const list = ["a"];
+  const list = [row("a")];
   let held: (() => void)[] | null = [];
   const read = () => {
     const answer = [...list];
-    return new Promise<string[]>((resolve) => (held ? held.push(() => resolve(answer)) : resolve(answer)));
+    return new Promise<Row[]>((resolve) => (held ? held.push(() => resolve(answer)) : resolve(answer)));
   };
   const release = () => {
     const waiting = held ?? [];
@@ -26,7 +30,7 @@ describe("a streamed item added to a list the page reads whole", () => {
     const server = heldList();
     const queryClient = new QueryClient();
     const queryKey = ["list"];
-    queryClient.setQueryData(queryKey, ["a"]);
+    queryClient.setQueryData(queryKey, [row("a")]);
     // Watched, as the page watches it: an invalidated list is read again at once.
     const stop = new QueryObserver(queryClient, { queryKey, queryFn: server.read, staleTime: Infinity }).subscribe(
       () => {},
@@ -34,18 +38,25 @@ describe("a streamed item added to a list the page reads whole", () => {
     // A read again (after a resync, or an answered switch) begins before the item is committed.
     void queryClient.invalidateQueries({ queryKey });
     await expect.poll(() => queryClient.isFetching({ queryKey })).toBe(1);
-    server.list.push("b");
-    appendOrReread<string[]>(queryClient, queryKey, (list) => [...list, "b"]);
+    server.list.push(row("b"));
+    appendOrReread(queryClient, queryKey, row("b"), rowList);
     server.release();
     await expect.poll(() => queryClient.isFetching({ queryKey })).toBe(0);
-    expect(queryClient.getQueryData(queryKey)).toEqual(["a", "b"]);
+    expect(queryClient.getQueryData(queryKey)).toEqual([row("a"), row("b")]);
     stop();
   });
 
   it("is added at once when no read is in flight", () => {
     const queryClient = new QueryClient();
-    queryClient.setQueryData(["list"], ["a"]);
-    appendOrReread<string[]>(queryClient, ["list"], (list) => [...list, "b"]);
-    expect(queryClient.getQueryData(["list"])).toEqual(["a", "b"]);
+    queryClient.setQueryData(["list"], [row("a")]);
+    appendOrReread(queryClient, ["list"], row("b"), rowList);
+    expect(queryClient.getQueryData(["list"])).toEqual([row("a"), row("b")]);
+  });
+
+  it("is shown once when a read brought it before its message did (a provider call's crosses a relay)", () => {
+    const queryClient = new QueryClient();
+    queryClient.setQueryData(["list"], [row("a"), row("b")]);
+    appendOrReread(queryClient, ["list"], row("b"), rowList);
+    expect(queryClient.getQueryData(["list"])).toEqual([row("a"), row("b")]);
   });
 });

@@ -9,6 +9,7 @@ import type {
   LeaseRow,
   OperationEvent,
   PoolMessage,
+  ProviderCall,
   ProviderState,
   Timeline,
 } from "./api";
@@ -40,15 +41,16 @@ const handlers = {
   audit: (queryClient, audit: AuditReport) => void replaceRead(queryClient, queryKeys.audit, audit),
   settings: (queryClient, settings: LabSettings) => void replaceRead(queryClient, queryKeys.labSettings, settings),
   pool: (queryClient, pool: PoolMessage) => void replaceRead(queryClient, queryKeys.pool, pool),
-  "provider-call": (queryClient, call: ProviderState["calls"][number]) =>
-    appendOrReread<ProviderState>(queryClient, queryKeys.provider, (state) => ({
-      ...state,
-      calls: [...state.calls, call].slice(-300),
-    })),
+  "provider-call": (queryClient, call: ProviderCall) =>
+    appendOrReread(queryClient, queryKeys.provider, call, {
+      rows: (state: ProviderState) => state.calls,
+      adding: (state, added) => ({ ...state, calls: [...state.calls, added].slice(-300) }),
+    }),
   event: (queryClient, event: OperationEvent) =>
-    appendOrReread<{ events: OperationEvent[] }>(queryClient, queryKeys.events(event.userId), (events) => ({
-      events: [event, ...events.events].slice(0, 30),
-    })),
+    appendOrReread(queryClient, queryKeys.events(event.userId), event, {
+      rows: (list: { events: OperationEvent[] }) => list.events,
+      adding: (list, added) => ({ events: [added, ...list.events].slice(0, 30) }),
+    }),
   // A lab reset: everything is read again.
   reset: (queryClient) => void queryClient.invalidateQueries(),
   // Notifications the server may have missed, or a snapshot's end: what the page reads by itself is read again

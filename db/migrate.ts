@@ -15,6 +15,7 @@ import * as quietNotifications from "./migrations/0014_quiet_notifications";
 import * as fenceGeneration from "./migrations/0015_fence_generation";
 import * as watchedNotifications from "./migrations/0016_watched_notifications";
 import * as seededLeaseNotify from "./migrations/0017_seeded_lease_notify";
+import * as streamedRowIds from "./migrations/0018_streamed_row_ids";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   "0015_fence_generation": fenceGeneration,
   "0016_watched_notifications": watchedNotifications,
   "0017_seeded_lease_notify": seededLeaseNotify,
+  "0018_streamed_row_ids": streamedRowIds,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

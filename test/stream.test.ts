@@ -58,6 +58,28 @@ describe("GET /api/lab/stream", () => {
     expect(stream.messages.every((message) => message.id !== null)).toBe(true);
   });
 
+  it("gives a streamed provider call and event the id its list gives it, so a page that read it first shows it once", async () => {
+    // The second must arrive while the first holds the lease, however far apart a loaded machine sends them.
+    await app.configure({ provider: { latencyMs: 1_000 } });
+    const stream = await open();
+    await stream.waitFor((message) => message.event === "caught-up");
+    const answers = await Promise.all([
+      session.ada.promote("ada", "github|8812"),
+      session.ada.promote("ada", "auth0|ada-email"),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const streamed = async (event: string, count: number) => {
+      await expect.poll(() => stream.messages.filter((message) => message.event === event).length).toBe(count);
+      return stream.messages.filter((message) => message.event === event).map((message) => message.data);
+    };
+    const calls = (await app.get("/api/lab/provider")).body.calls as { id: string; method: string }[];
+    expect(calls.map((call) => call.method)).toEqual(["DELETE", "POST"]);
+    expect(await streamed("provider-call", 2)).toEqual(calls);
+    const events = (await app.get("/api/lab/events?userId=ada")).body.events as { id: string; kind: string }[];
+    expect(events.map((event) => event.kind)).toEqual(["refused"]);
+    expect(await streamed("event", 1)).toEqual(events);
+  });
+
   it("resumes after Last-Event-ID with exactly what was missed", async () => {
     const first = await open();
     await first.waitFor((message) => message.event === "audit");

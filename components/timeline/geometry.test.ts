@@ -153,6 +153,7 @@ describe("layoutTimeline", () => {
     expect(found.has(c.phases[0]!)).toBe(false);
     const late = appliedLate([
       {
+        id: "1",
         at: at(4_000),
         method: "POST",
         path: "/x",

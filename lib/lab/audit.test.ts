@@ -5,6 +5,7 @@ import type { ProviderCall } from "../provider-sim/lab-client";
 
 const account = (...ids: string[]): ProviderAccount => ({ accountId: ids[0]!, identityIds: ids });
 const call = (method: string, path: string, status: number, operationId: string, more: Partial<ProviderCall> = {}) => ({
+  id: "1",
   at: "",
   method,
   path,

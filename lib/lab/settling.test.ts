@@ -32,6 +32,7 @@ const lostUnlink = (more: Partial<UnansweredWrite> = {}): UnansweredWrite => ({
   ...more,
 });
 const logged = (method: string, path: string, more: Partial<ProviderCall> = {}): ProviderCall => ({
+  id: "1",
   at: "2026-01-01T10:00:03.000Z",
   method,
   path,

@@ -34,6 +34,7 @@ export async function logCall(
 export async function recentCalls(db: Kysely<IdpDatabase>) {
   const calls = await db.selectFrom("idp.calls").selectAll().orderBy("id", "desc").limit(300).execute();
   return calls.reverse().map((call) => ({
+    id: call.id,
     at: call.at.toISOString(),
     method: call.method,
     path: call.path,

@@ -4,6 +4,8 @@ import { accountFromProvider, type ProviderAccount, type RawAccount } from "../p
 import { requestJson } from "../provider/http-json";
 
 export interface ProviderCall {
+  /** The call log's row: a page that read the call with the list knows its streamed message. */
+  id: string;
   at: string;
   method: string;
   path: string;

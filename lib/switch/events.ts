@@ -12,6 +12,8 @@ export type EventKind =
   | "refused";
 
 export interface OperationEvent {
+  /** Its row: a page that read the event with the list knows its streamed message. */
+  id: string;
   at: string;
   userId: string;
   operationId: string | null;
@@ -19,7 +21,7 @@ export interface OperationEvent {
   message: string;
 }
 
-export async function recordEvent(db: Kysely<Database>, event: Omit<OperationEvent, "at">): Promise<void> {
+export async function recordEvent(db: Kysely<Database>, event: Omit<OperationEvent, "id" | "at">): Promise<void> {
   await db
     .insertInto("operation_events")
     .values({ user_id: event.userId, operation_id: event.operationId, kind: event.kind, message: event.message })
@@ -31,6 +33,7 @@ export async function recentEvents(db: Kysely<Database>, userId?: string): Promi
   if (userId) query = query.where("user_id", "=", userId);
   const rows = await query.execute();
   return rows.map((row) => ({
+    id: row.id,
     at: row.at.toISOString(),
     userId: row.user_id,
     operationId: row.operation_id,
