@@ -3,7 +3,7 @@
  * invalidates a family: ["lab"] is everything the lab shows, ["users", userId] one user. Nothing polls:
  * after the first fetch, the lab's event stream (useLabStream) keeps these up to date.
  */
-import { queryOptions } from "@tanstack/react-query";
+import { queryOptions, type QueryClient } from "@tanstack/react-query";
 import {
   api,
   ApiError,
@@ -12,6 +12,7 @@ import {
   type Instances,
   type LabPreset,
   type LabSettings,
+  type Lane,
   type LeaseRow,
   type OperationEvent,
   type PoolStats,
@@ -21,7 +22,7 @@ import {
   type UserSummary,
   type UserView,
 } from "./api";
-import { readingLanes } from "./timeline-lanes";
+import { answeredSince, readingLanes } from "./timeline-lanes";
 
 export const queryKeys = {
   session: ["session"] as const,
@@ -90,14 +91,31 @@ export const providerQuery = () =>
 export const poolQuery = () =>
   queryOptions({ queryKey: queryKeys.pool, queryFn: () => api<PoolStats>("/api/lab/pool"), ...live });
 
-/** Ten minutes of lanes, all users; the stream adds and updates lanes from then on. */
+/**
+ * An answer changes its user's identities and the provider's accounts: they are read again once the page first sees
+ * it, whether a message or a read of the timeline brings it (the message then finds it answered already).
+ */
+export function readAgainAfterAnswers(queryClient: QueryClient, known: Lane[], lanes: Lane[]): void {
+  const answered = answeredSince(known, lanes);
+  if (answered.length === 0) return;
+  for (const userId of new Set(answered.map((lane) => lane.userId)))
+    void queryClient.invalidateQueries({ queryKey: queryKeys.user(userId) });
+  void queryClient.invalidateQueries({ queryKey: queryKeys.provider });
+}
+
+/**
+ * Ten minutes of lanes, all users; the stream adds and updates lanes from then on. A read again (after a reset, a
+ * start-over) may bring answers the page had not seen; the first read has the page's other first reads beside it.
+ */
 export const timelineQuery = () =>
   queryOptions({
     queryKey: queryKeys.timeline,
-    queryFn: async (): Promise<Timeline> => {
+    queryFn: async ({ client }): Promise<Timeline> => {
       const timeline = await readingLanes(() =>
         api<{ now: string; operations: Timeline["operations"] }>("/api/lab/timeline?sinceMs=600000"),
       );
+      const known = client.getQueryData<Timeline>(queryKeys.timeline)?.operations;
+      if (known) readAgainAfterAnswers(client, known, timeline.operations);
       return { operations: timeline.operations, clockOffsetMs: Date.parse(timeline.now) - Date.now() };
     },
     ...live,

@@ -16,6 +16,10 @@ function upsert(lanes: Lane[], lane: Lane): Lane[] {
 export const upsertLane = (timeline: Timeline | undefined, lane: Lane): Timeline | undefined =>
   timeline && { ...timeline, operations: upsert(timeline.operations, lane) };
 
+/** The lanes of `lanes` answered where the page's own copy of them (`known`) was not: answers it sees first now. */
+export const answeredSince = (known: Lane[], lanes: Lane[]): Lane[] =>
+  lanes.filter((lane) => lane.answeredAt && !known.find((each) => each.operationId === lane.operationId)?.answeredAt);
+
 /** The lanes streamed while each read of the timeline now on its way was. */
 const reads = new Set<Lane[]>();
 

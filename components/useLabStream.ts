@@ -14,7 +14,7 @@ import type {
   Timeline,
 } from "./api";
 import { appendOrReread } from "./append-or-reread";
-import { queryKeys } from "./queries";
+import { queryKeys, readAgainAfterAnswers } from "./queries";
 import { replaceRead } from "./replace-read";
 import { laneStreamed, upsertLane } from "./timeline-lanes";
 
@@ -22,16 +22,10 @@ type Handlers = Record<string, (queryClient: QueryClient, data: never) => void>;
 
 const handlers = {
   operation: (queryClient, lane: Lane) => {
-    const before = queryClient
-      .getQueryData<Timeline>(queryKeys.timeline)
-      ?.operations.find((each) => each.operationId === lane.operationId);
+    const known = queryClient.getQueryData<Timeline>(queryKeys.timeline)?.operations ?? [];
     laneStreamed(lane);
     queryClient.setQueryData<Timeline>(queryKeys.timeline, (timeline) => upsertLane(timeline, lane));
-    // An answer changes the user's identities and the provider's accounts: read them again, once.
-    if (lane.answeredAt && !before?.answeredAt) {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.user(lane.userId) });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.provider });
-    }
+    readAgainAfterAnswers(queryClient, known, [lane]);
   },
   lease: (queryClient, lease: LeaseRow) => {
     queryClient.setQueryData(queryKeys.lease(lease.userId), lease);

@@ -1,0 +1,56 @@
+import { QueryClient } from "@tanstack/react-query";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Lane } from "./api";
+import { queryKeys, timelineQuery } from "./queries";
+
+const lane = (operationId: string, userId: string, answered: boolean): Lane => ({
+  operationId,
+  userId,
+  instance: "2",
+  strategy: "lease",
+  toIdentityId: "github|8812",
+  requestedAt: "2026-12-07T12:00:00.000Z",
+  answeredAt: answered ? "2026-12-07T12:00:01.000Z" : null,
+  status: answered ? 200 : null,
+  problemType: null,
+  phases: [],
+  lease: null,
+});
+
+/** The server's timeline, as the next read of it answers. */
+const serving = (operations: Lane[]) =>
+  vi.stubGlobal("fetch", async () => Response.json({ now: "2026-12-07T12:00:02.000Z", operations }));
+
+/** A page that read ada's and grace's views and the provider's calls: none of them stale yet. */
+function pageWithReads() {
+  const queryClient = new QueryClient();
+  for (const queryKey of [queryKeys.user("ada"), queryKeys.user("grace"), queryKeys.provider])
+    queryClient.setQueryData(queryKey, {});
+  const stale = () =>
+    [queryKeys.user("ada"), queryKeys.user("grace"), queryKeys.provider].filter(
+      (queryKey) => queryClient.getQueryState(queryKey)?.isInvalidated,
+    );
+  return { queryClient, stale };
+}
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe("a read of the timeline and the answers it brings", () => {
+  it("has the views of users whose answer it brings first read again, and the provider's calls", async () => {
+    const { queryClient, stale } = pageWithReads();
+    // Another instance's switch for ada ran while the page held it running; its answer's message is still to come.
+    serving([lane("a", "ada", false), lane("b", "grace", true)]);
+    await queryClient.fetchQuery(timelineQuery());
+    expect(stale()).toEqual([]);
+    serving([lane("a", "ada", true), lane("b", "grace", true)]);
+    await queryClient.fetchQuery({ ...timelineQuery(), staleTime: 0 });
+    expect(stale()).toEqual([queryKeys.user("ada"), queryKeys.provider]);
+  });
+
+  it("leaves the first read to the page's own first reads beside it", async () => {
+    const { queryClient, stale } = pageWithReads();
+    serving([lane("a", "ada", true)]);
+    await queryClient.fetchQuery(timelineQuery());
+    expect(stale()).toEqual([]);
+  });
+});
