@@ -2,11 +2,13 @@
  * Starting, finding and stopping the simulated provider's process (provider-process.ts). The project runs
  * it as it runs its database: `npm run dev` and `npm start` reuse the one that answers on IDP_PORT when it
  * keeps its state in the same database, start one that outlives them when none does (recorded in
- * `.lab/provider.json`, so that `npm run provider:stop` stops only this checkout's), and refuse a port
- * another program holds. Tests start one of their own per database, on any free port, that ends with them.
+ * `.lab/provider.json`, so that `npm run provider:stop` stops only this checkout's), start this checkout's again
+ * when it runs older code (left running from before a pull), and refuse a port another program holds. Tests start
+ * one of their own per database, on any free port, that ends with them.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,6 +25,21 @@ export interface ProviderRecord {
   pid: number;
   port: number;
   database: string;
+}
+
+/**
+ * A digest of the code a provider started now would run: every source file of `lib/` and `db/` (tests left out),
+ * its path and its text. A provider reports the one it started with.
+ */
+export function sourceDigest(): string {
+  const hash = createHash("sha256");
+  for (const folder of ["lib", "db"]) {
+    const files = readdirSync(path.join(root, folder), { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".ts") && !file.includes(".test."))
+      .sort();
+    for (const file of files) hash.update(`${folder}/${file}\0`).update(readFileSync(path.join(root, folder, file)));
+  }
+  return hash.digest("hex").slice(0, 16);
 }
 
 /** What the provider's process prints, followed by its base URL, once it answers. */
@@ -58,11 +75,19 @@ export async function ensureProvider(
   if (found === "another program")
     throw new Error(`port ${port} is taken by another program: set IDP_PORT to a free port for the provider`);
   if (found !== "nobody") {
-    if (found.database === database) return baseUrl;
-    throw new Error(
-      `the provider on port ${port} (pid ${found.pid}) keeps its state in ${found.database}, not ${database}: ` +
-        "stop it with `npm run provider:stop`, or set IDP_PORT to another port",
-    );
+    if (found.database !== database)
+      throw new Error(
+        `the provider on port ${port} (pid ${found.pid}) keeps its state in ${found.database}, not ${database}: ` +
+          "stop it with `npm run provider:stop`, or set IDP_PORT to another port",
+      );
+    if (found.code === sourceDigest()) return baseUrl;
+    // Its state is in the database: a provider started again carries on from it.
+    if ((await stopProvider(lab))?.pid !== found.pid)
+      throw new Error(
+        `the provider on port ${port} (pid ${found.pid}) runs other code than this checkout's, and this checkout ` +
+          "did not start it: stop it from the checkout that did (`npm run provider:stop`), or set IDP_PORT to another port",
+      );
+    console.log(`[provider] the one on port ${port} ran older code: started again`);
   }
   const logFile = path.join(lab, "provider.log");
   mkdirSync(lab, { recursive: true });

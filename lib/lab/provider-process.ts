@@ -15,7 +15,7 @@ import { createDb, kyselyOn } from "../../db/connection";
 import type { Database } from "../../db/schema";
 import type { ChaosSource } from "../provider-sim/call-draw";
 import { startProviderServer } from "../provider-sim/server";
-import { readyLine } from "./provider-process-control";
+import { readyLine, sourceDigest } from "./provider-process-control";
 import { relayProviderCalls } from "./provider-call-relay";
 import { hearLabSettings, labSettings, labSettingsAsHeard } from "./settings-snapshot";
 import { takeScriptedOutcome } from "./settings-store";
@@ -50,8 +50,11 @@ function knobsOn(labTables: Kysely<Database>): ChaosSource {
 }
 
 const ownState = stateUrl !== labUrl;
-const provider = await startProviderServer(stateUrl, Number(process.env.IDP_PORT ?? 0), (pool) =>
-  knobsOn(ownState ? createDb<Database>(labUrl, 3).db : kyselyOn<Database>(pool)),
+const provider = await startProviderServer(
+  stateUrl,
+  Number(process.env.IDP_PORT ?? 0),
+  (pool) => knobsOn(ownState ? createDb<Database>(labUrl, 3).db : kyselyOn<Database>(pool)),
+  sourceDigest(),
 );
 // Its calls' notifications come from its own database: the lab's stream hears them through the lab's.
 const relay = ownState ? await relayProviderCalls(stateUrl, labUrl) : null;

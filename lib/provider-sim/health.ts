@@ -1,10 +1,15 @@
 /** What the simulated provider says of itself at `GET /lab/health`, so that a starter can tell it from another program. */
 
-/** What `GET /lab/health` answers: that this is the lab's provider, and which database it keeps its state in. */
+/** What `GET /lab/health` answers: that this is the lab's provider, the database of its state, and its code. */
 export interface ProviderHealth {
   service: typeof providerService;
   database: string;
   pid: number;
+  /**
+   * A digest of the code it runs, as it was when it started (lib/provider-process-control.ts's `sourceDigest`): one
+   * left running from before a pull runs older code than the app beside it, and its starter tells.
+   */
+  code: string;
 }
 
 export const providerService = "lease-lock-lab-provider";

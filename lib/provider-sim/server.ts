@@ -27,18 +27,21 @@ export interface ProviderServer {
 
 /**
  * The provider on `port` (0: any free one), its state in `databaseUrl`'s `idp` schema; its knobs from
- * `chaosSourceOn`, given the provider's own pool (the lab reads its settings from the same database).
+ * `chaosSourceOn`, given the provider's own pool (the lab reads its settings from the same database). `code`: the
+ * digest of the code it runs, for its health.
  */
 export async function startProviderServer(
   databaseUrl: string,
   port: number,
   chaosSourceOn: (pool: pg.Pool) => ChaosSource,
+  code: string,
 ): Promise<ProviderServer> {
   const { db, pool } = createDb<IdpDatabase>(databaseUrl, 10, { applicationName: providerApplicationName });
   const handlers = simulatedProviderHandlers(routedOrigin, db, chaosSourceOn(pool), {
     service: providerService,
     database: databaseOf(databaseUrl),
     pid: process.pid,
+    code,
   });
 
   const server = createServer((incoming, outgoing) => {
