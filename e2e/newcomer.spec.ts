@@ -226,3 +226,53 @@ test("a card's answer clears at the next switch, from this page or from elsewher
   await expect(identityRow(page, "apple|001122.ada").getByText("Primary")).toBeVisible();
   await expect(email.locator(".outcomes")).toHaveCount(0);
 });
+
+test("a read of the session on its way when the user signs out does not sign the page in again as it lands", async ({
+  page,
+  request,
+}) => {
+  await resetLab(request);
+  await signInAs(page, "Ada Lovelace");
+  // The next read of the session is answered while Ada is still signed in, and held until she has signed out.
+  let release = () => {};
+  const answered = new Promise<void>((resolve) =>
+    page.route("**/api/session", async (route) => {
+      if (route.request().method() !== "GET") return route.fallback();
+      const response = await route.fetch();
+      resolve();
+      await new Promise<void>((go) => (release = go));
+      await route.fulfill({ response });
+    }),
+  );
+  // A window's refocus reads the session again.
+  await page.evaluate(() => window.dispatchEvent(new Event("visibilitychange")));
+  await answered;
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await expect(page.getByRole("button", { name: "Sign in as Ada Lovelace" })).toBeVisible();
+  // From here on, any moment the page shows a signed-in user is recorded.
+  await page.evaluate(() => {
+    const signedIn = () =>
+      [...document.querySelectorAll("button")].some((button) => button.textContent?.trim() === "Sign out");
+    const seen = window as unknown as { signedInAgain: boolean };
+    seen.signedInAgain = false;
+    new MutationObserver(() => (seen.signedInAgain ||= signedIn())).observe(document.body, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+  });
+  const landed = page.waitForResponse(
+    (response) => response.url().endsWith("/api/session") && response.request().method() === "GET",
+  );
+  release();
+  await landed;
+  await page.unroute("**/api/session");
+  // A read after it, answered by the server as it is now, lands later: by then the held one has been taken or not.
+  const next = page.waitForResponse(
+    (response) => response.url().endsWith("/api/session") && response.request().method() === "GET",
+  );
+  await page.evaluate(() => window.dispatchEvent(new Event("visibilitychange")));
+  expect((await next).status()).toBe(401);
+  expect(await page.evaluate(() => (window as unknown as { signedInAgain: boolean }).signedInAgain)).toBe(false);
+  await expect(page.getByRole("button", { name: "Sign in as Ada Lovelace" })).toBeVisible();
+});
