@@ -234,19 +234,20 @@ test("a read of the session on its way when the user signs out does not sign the
   await resetLab(request);
   await signInAs(page, "Ada Lovelace");
   // The next read of the session is answered while Ada is still signed in, and held until she has signed out.
+  let answered = () => {};
+  const answeredWhileSignedIn = new Promise<void>((resolve) => (answered = resolve));
   let release = () => {};
-  const answered = new Promise<void>((resolve) =>
-    page.route("**/api/session", async (route) => {
-      if (route.request().method() !== "GET") return route.fallback();
-      const response = await route.fetch();
-      resolve();
-      await new Promise<void>((go) => (release = go));
-      await route.fulfill({ response });
-    }),
-  );
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/session", async (route) => {
+    if (route.request().method() !== "GET") return route.fallback();
+    const response = await route.fetch();
+    answered();
+    await released;
+    await route.fulfill({ response });
+  });
   // A window's refocus reads the session again.
   await page.evaluate(() => window.dispatchEvent(new Event("visibilitychange")));
-  await answered;
+  await answeredWhileSignedIn;
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page.getByRole("button", { name: "Sign in as Ada Lovelace" })).toBeVisible();
   // From here on, any moment the page shows a signed-in user is recorded.
