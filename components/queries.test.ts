@@ -1,6 +1,6 @@
-import { QueryClient } from "@tanstack/react-query";
+import { QueryClient, type QueryFunction } from "@tanstack/react-query";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Lane } from "./api";
+import type { Lane, Timeline } from "./api";
 import { queryKeys, timelineQuery } from "./queries";
 
 const lane = (operationId: string, userId: string, answered: boolean): Lane => ({
@@ -45,6 +45,35 @@ describe("a read of the timeline and the answers it brings", () => {
     serving([lane("a", "ada", true), lane("b", "grace", true)]);
     await queryClient.fetchQuery({ ...timelineQuery(), staleTime: 0 });
     expect(stale()).toEqual([queryKeys.user("ada"), queryKeys.provider]);
+  });
+
+  it("judges nothing from a read cancelled for a later one", async () => {
+    const { queryClient, stale } = pageWithReads();
+    serving([lane("a", "ada", false)]);
+    await queryClient.fetchQuery(timelineQuery());
+    // The server answers ada's switch answered, as a fetch does: once asked, unless aborted first.
+    let answer = () => {};
+    vi.stubGlobal(
+      "fetch",
+      (_url: string, { signal }: RequestInit) =>
+        new Promise<Response>((resolve, reject) => {
+          signal?.addEventListener("abort", () => reject(signal.reason));
+          answer = () =>
+            resolve(Response.json({ now: "2026-12-07T12:00:02.000Z", operations: [lane("a", "ada", true)] }));
+        }),
+    );
+    const cancelled = new AbortController();
+    const { queryKey, queryFn } = timelineQuery();
+    const read = (queryFn as QueryFunction<Timeline, typeof queryKey>)({
+      client: queryClient,
+      queryKey,
+      signal: cancelled.signal,
+      meta: undefined,
+    });
+    cancelled.abort();
+    answer();
+    await expect(read).rejects.toThrow();
+    expect(stale()).toEqual([]);
   });
 
   it("leaves the first read to the page's own first reads beside it", async () => {

@@ -110,9 +110,10 @@ export function readAgainAfterAnswers(queryClient: QueryClient, known: Lane[], l
 export const timelineQuery = () =>
   queryOptions({
     queryKey: queryKeys.timeline,
-    queryFn: async ({ client }): Promise<Timeline> => {
+    // A read cancelled for a later one (a reset asks for everything again) ends there: it judges no answers.
+    queryFn: async ({ client, signal }): Promise<Timeline> => {
       const timeline = await readingLanes(() =>
-        api<{ now: string; operations: Timeline["operations"] }>("/api/lab/timeline?sinceMs=600000"),
+        api<{ now: string; operations: Timeline["operations"] }>("/api/lab/timeline?sinceMs=600000", { signal }),
       );
       const known = client.getQueryData<Timeline>(queryKeys.timeline)?.operations;
       if (known) readAgainAfterAnswers(client, known, timeline.operations);
