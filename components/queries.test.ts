@@ -2,20 +2,7 @@ import { QueryClient, type QueryFunction } from "@tanstack/react-query";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lane, Timeline } from "./api";
 import { queryKeys, timelineQuery } from "./queries";
-
-const lane = (operationId: string, userId: string, answered: boolean): Lane => ({
-  operationId,
-  userId,
-  instance: "2",
-  strategy: "lease",
-  toIdentityId: "github|8812",
-  requestedAt: "2026-12-07T12:00:00.000Z",
-  answeredAt: answered ? "2026-12-07T12:00:01.000Z" : null,
-  status: answered ? 200 : null,
-  problemType: null,
-  phases: [],
-  lease: null,
-});
+import { testLane } from "./test-lane";
 
 /** The server's timeline, as the next read of it answers. */
 const serving = (operations: Lane[]) =>
@@ -39,17 +26,17 @@ describe("a read of the timeline and the answers it brings", () => {
   it("has the views of users whose answer it brings first read again, and the provider's calls", async () => {
     const { queryClient, stale } = pageWithReads();
     // Another instance's switch for ada ran while the page held it running; its answer's message is still to come.
-    serving([lane("a", "ada", false), lane("b", "grace", true)]);
+    serving([testLane("a", false, "ada"), testLane("b", true, "grace")]);
     await queryClient.fetchQuery(timelineQuery());
     expect(stale()).toEqual([]);
-    serving([lane("a", "ada", true), lane("b", "grace", true)]);
+    serving([testLane("a", true, "ada"), testLane("b", true, "grace")]);
     await queryClient.fetchQuery({ ...timelineQuery(), staleTime: 0 });
     expect(stale()).toEqual([queryKeys.user("ada"), queryKeys.provider]);
   });
 
   it("judges nothing from a read cancelled for a later one", async () => {
     const { queryClient, stale } = pageWithReads();
-    serving([lane("a", "ada", false)]);
+    serving([testLane("a", false, "ada")]);
     await queryClient.fetchQuery(timelineQuery());
     // The server answers ada's switch answered, as a fetch does: once asked, unless aborted first.
     let answer = () => {};
@@ -59,7 +46,7 @@ describe("a read of the timeline and the answers it brings", () => {
         new Promise<Response>((resolve, reject) => {
           signal?.addEventListener("abort", () => reject(signal.reason));
           answer = () =>
-            resolve(Response.json({ now: "2026-12-07T12:00:02.000Z", operations: [lane("a", "ada", true)] }));
+            resolve(Response.json({ now: "2026-12-07T12:00:02.000Z", operations: [testLane("a", true, "ada")] }));
         }),
     );
     const cancelled = new AbortController();
@@ -78,7 +65,7 @@ describe("a read of the timeline and the answers it brings", () => {
 
   it("leaves the first read to the page's own first reads beside it", async () => {
     const { queryClient, stale } = pageWithReads();
-    serving([lane("a", "ada", true)]);
+    serving([testLane("a", true, "ada")]);
     await queryClient.fetchQuery(timelineQuery());
     expect(stale()).toEqual([]);
   });
