@@ -16,6 +16,7 @@ import * as fenceGeneration from "./migrations/0015_fence_generation";
 import * as watchedNotifications from "./migrations/0016_watched_notifications";
 import * as seededLeaseNotify from "./migrations/0017_seeded_lease_notify";
 import * as streamedRowIds from "./migrations/0018_streamed_row_ids";
+import * as watchedProviderCalls from "./migrations/0019_watched_provider_calls";
 
 // Listed statically (not read from the folder) so that bundlers and tsx see the same set.
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   "0016_watched_notifications": watchedNotifications,
   "0017_seeded_lease_notify": seededLeaseNotify,
   "0018_streamed_row_ids": streamedRowIds,
+  "0019_watched_provider_calls": watchedProviderCalls,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -3,7 +3,9 @@
  * (the trigger on `idp.calls`, channel `lab_stream`), and the lab's stream listens on the lab's. This relays
  * those announcements from one to the other, on connections of its own. One sent while the lab's database is
  * unreachable (a promotion) is lost, like any announcement then: the stream tells its clients to read again
- * when its own listening connection comes back.
+ * when its own listening connection comes back. The trigger announces only while that database's gate is open
+ * (migration 0019), and no instance of the lab opens it there: the relay holds it open from its LISTEN on (each
+ * time it listens again) until it stops.
  */
 import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
@@ -29,11 +31,13 @@ export async function relayProviderCalls(stateUrl: string, labUrl: string): Prom
     listener = client;
     await client.connect();
     await client.query(`LISTEN ${pg.escapeIdentifier(labStreamChannel)}`);
+    await client.query("UPDATE lab_watch SET until = 'infinity'");
   };
   await listen();
   return {
     async stop() {
       stopping = true;
+      await listener?.query("UPDATE lab_watch SET until = '-infinity'").catch(() => undefined);
       await listener?.end().catch(() => undefined);
       await lab.end();
     },

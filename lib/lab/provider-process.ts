@@ -50,14 +50,15 @@ function knobsOn(labTables: Kysely<Database>): ChaosSource {
 }
 
 const ownState = stateUrl !== labUrl;
+// Its calls' notifications come from its own database: the lab's stream hears them through the lab's, from
+// before its first call.
+const relay = ownState ? await relayProviderCalls(stateUrl, labUrl) : null;
 const provider = await startProviderServer(
   stateUrl,
   Number(process.env.IDP_PORT ?? 0),
   (pool) => knobsOn(ownState ? createDb<Database>(labUrl, 3).db : kyselyOn<Database>(pool)),
   sourceDigest(),
 );
-// Its calls' notifications come from its own database: the lab's stream hears them through the lab's.
-const relay = ownState ? await relayProviderCalls(stateUrl, labUrl) : null;
 console.log(`${readyLine} ${provider.baseUrl}`);
 
 const stop = () => void Promise.all([provider.close(), relay?.stop()]).finally(() => process.exit(0));

@@ -56,6 +56,19 @@ it("with the gate closed, a lease change notifies nothing; held open, it does", 
   expect(await lab.heardSoFar()).toEqual(["lease"]);
 });
 
+it("with the gate closed, a provider call's log row notifies nothing; held open, it does", async () => {
+  const lab = await listenToLab();
+  const logACall = () =>
+    sql`INSERT INTO idp.calls (method, path, status, duration_ms) VALUES ('GET', '/api/v2/users/x', 200, 1)`.execute(
+      db,
+    );
+  await logACall();
+  expect(await lab.heardSoFar()).toEqual([]);
+  await holdGateOpen(db);
+  await logACall();
+  expect(await lab.heardSoFar()).toEqual(["provider-call"]);
+});
+
 it("says whether the gate may have been closed since this process last held it", async () => {
   expect(await holdGateOpen(db)).toBe(true);
   expect(await holdGateOpen(db)).toBe(false);

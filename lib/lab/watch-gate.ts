@@ -1,7 +1,8 @@
 /**
- * The database's gate for the lab's notifications (migration 0016): the lease's, the lanes' and the events'
- * triggers notify only while `lab_watch.until` is ahead, so that with no page watching, the lease's commits
- * on the switch's path take no database-wide notification lock. An instance whose stream has clients holds it
+ * The database's gate for the lab's notifications (migrations 0016 and 0019): the lease's, the lanes', the events'
+ * and the provider's call log's triggers notify only while `lab_watch.until` is ahead, so that with no page
+ * watching, the commits on the switch's path (the lease's, the provider's log of its calls) take no
+ * database-wide notification lock. An instance whose stream has clients holds it
  * open: once before a client's catch-up is read, then every `holdEveryMs` while it has any (stream.ts), taking
  * the gate's lock only to open it, or when it would close within `extendWithinSeconds`.
  */
