@@ -89,6 +89,26 @@ const cases: Case[] = [
     field: "body.provider.failureRate",
   },
   { name: "lab unknown setting", send: () => app.put("/api/lab", { turbo: true }), status: 400, field: "body.turbo" },
+  // PostgreSQL's text holds no NUL: the rename had renamed the user at the provider before its save failed, a 500.
+  {
+    name: "a rename to a name with a NUL character",
+    send: () => ada.call("PATCH", "/api/users/ada", { displayName: "A\u0000B" }),
+    status: 400,
+    field: "body.displayName",
+  },
+  {
+    name: "an identity id with half a surrogate pair",
+    send: () => ada.post("/api/users/ada/primary", { identityId: "github|8812\ud800" }),
+    status: 400,
+    field: "body.identityId",
+  },
+  {
+    name: "a reset with a body",
+    send: () => app.post("/api/lab/reset", { users: "all" }),
+    status: 400,
+    field: "body.users",
+  },
+  { name: "a sign-out with a body", send: () => ada.call("DELETE", "/api/session", "["), status: 400, field: "body" },
 ];
 
 describe("every bad input gets its 4xx and changes nothing", () => {

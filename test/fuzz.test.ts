@@ -402,6 +402,53 @@ const tooDeep = fc
     body: nestedIn(file, shape === "object" ? Math.min(depth, 10_000) : depth, shape),
   }));
 
+// Text PostgreSQL cannot store (a NUL character, half a surrogate pair), in a value or a key of a body that is
+// otherwise valid: refused before any route acts on it (a rename had called the provider before its save failed).
+const unstorable = fc.constantFrom("\u0000", "\ud800", "\udc00", "a\u0000b", "x\udbffy");
+const unstorableText = fc
+  .tuple(
+    fc.oneof(
+      fc.constantFrom(...validBodies),
+      fc.constantFrom(...runFiles).map(({ file }) => ({ method: "POST", path: "/api/lab/runs", body: file })),
+    ),
+    unstorable,
+    fc.boolean(),
+  )
+  .map(([{ method, path, body }, text, inAKey]): BadRequest => {
+    const [field, value] = Object.entries(body)[0]!;
+    const spoiled = inAKey
+      ? { ...body, [`${field}${text}`]: value }
+      : { ...body, [field]: typeof value === "string" ? `${value}${text}` : text };
+    return { method, path, headers: { Cookie: adaCookie, ...json }, body: JSON.stringify(spoiled) };
+  });
+
+// The writes that take no body, sent one: not JSON, a field (any is unknown), or too long and chunked.
+const bodylessWrites = [
+  { method: "POST", path: "/api/lab/reset" },
+  { method: "POST", path: "/api/lab/reconcile" },
+  { method: "DELETE", path: "/api/session" },
+  { method: "POST", path: "/api/lab/experiments/q3-ttl-too-short/run" },
+];
+const bodyOnABodylessWrite = fc
+  .tuple(
+    fc.constantFrom(...bodylessWrites),
+    fc.oneof(
+      notJson.filter((text) => text.length > 0).map((body) => ({ body, chunked: false })),
+      fc
+        .tuple(fc.string({ minLength: 1 }), wrongValue)
+        .map(([key, value]) => ({ body: JSON.stringify({ [key]: value ?? null }), chunked: false })),
+      fc
+        .integer({ min: 64 * 1024, max: 256 * 1024 })
+        .map((length) => ({ body: JSON.stringify({ padding: "x".repeat(length) }), chunked: true })),
+    ),
+  )
+  .map(([endpoint, { body, chunked }]): BadRequest => ({
+    ...endpoint,
+    headers: { Cookie: adaCookie, ...json },
+    body,
+    chunked,
+  }));
+
 const badRequest = fc.oneof(
   badPath,
   badUserId,
@@ -416,6 +463,8 @@ const badRequest = fc.oneof(
   wrongMethod,
   tooLarge,
   tooDeep,
+  unstorableText,
+  bodyOnABodylessWrite,
 );
 
 /** fetch refuses to send TRACE (the fetch standard forbids it): node:http sends it. */

@@ -1,5 +1,5 @@
 /** Turning domain results and errors into HTTP answers, with web-standard Request/Response only. */
-import type { z } from "zod";
+import { z } from "zod";
 import {
   CrossSiteRequest,
   PayloadTooLarge,
@@ -59,14 +59,69 @@ export const lingerMs = 5_000;
  * `Content-Length` (chunked) is counted as it arrives and refused as soon as it passes `maxBodyBytes`.
  */
 export async function parseJsonBody<T extends z.ZodType>(request: Request, schema: T): Promise<z.infer<T>> {
+  return parseOrThrow(schema, jsonOf(await readBody(request)), "body");
+}
+
+/**
+ * For a write that takes no body: none, or `{}`. Anything else is refused as a body would be: broken JSON
+ * or a field (every field is unknown here) a 400, too long a 413.
+ */
+export async function parseEmptyBody(request: Request): Promise<void> {
+  const bytes = await readBody(request);
+  if (bytes.byteLength > 0) parseOrThrow(z.strictObject({}), jsonOf(bytes), "body");
+}
+
+function jsonOf(bytes: Uint8Array): unknown {
   let body: unknown;
   try {
-    body = JSON.parse(new TextDecoder().decode(await readBody(request)));
-  } catch (error) {
-    if (error instanceof PayloadTooLarge) throw error;
+    body = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
     throw new ValidationProblem([{ field: "body", message: "must be a JSON document" }]);
   }
-  return parseOrThrow(schema, body, "body");
+  const unstorableAt = unstorableTextIn(body);
+  if (unstorableAt !== null)
+    throw new ValidationProblem([
+      { field: unstorableAt, message: "must not contain a NUL character (\\u0000) or an unpaired surrogate" },
+    ]);
+  return body;
+}
+
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+// Neither has a place in PostgreSQL's text: it holds no NUL byte, and half a surrogate pair has no UTF-8.
+const unstorable = (text: string) => text.includes("\u0000") || loneSurrogate.test(text);
+
+/** A place in a body: its key, and the place holding it (null: the body). */
+interface Place {
+  key: string;
+  in: Place | null;
+}
+
+function fieldAt(place: Place | null): string {
+  const keys: string[] = [];
+  for (let at = place; at; at = at.in) keys.push(at.key);
+  return ["body", ...keys.reverse()].join(".");
+}
+
+/**
+ * Where in a parsed body a string (a value, or a key: then the object holding it) holds text PostgreSQL cannot
+ * store, as the validation problems name fields ("body.observed.k"); null when nowhere. A route storing it would
+ * fail in the database with a 500, after what it did before (a rename's call to the provider). Without
+ * recursion, and each place's name made only for the one found: a 64 KB body nests deeper than the stack.
+ */
+function unstorableTextIn(body: unknown): string | null {
+  const pending: { value: unknown; place: Place | null }[] = [{ value: body, place: null }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value, place } = next;
+    if (typeof value === "string") {
+      if (unstorable(value)) return fieldAt(place);
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, inner] of Object.entries(value)) {
+        if (unstorable(key)) return fieldAt(place);
+        pending.push({ value: inner, place: { key, in: place } });
+      }
+    }
+  }
+  return null;
 }
 
 async function readBody(request: Request): Promise<Uint8Array> {

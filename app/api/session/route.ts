@@ -1,7 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { z } from "zod";
 import { appDb } from "@/lib/core/db";
-import { parseJsonBody, respond, servedOverHttps } from "@/lib/web/http";
+import { parseEmptyBody, parseJsonBody, respond, servedOverHttps } from "@/lib/web/http";
 import { NotSignedIn, UserNotFound } from "@/lib/core/problems";
 import {
   createSessionValue,
@@ -35,6 +35,7 @@ export async function POST(request: NextRequest): Promise<Response> {
 /** Signs out: the session is revoked (its cookie value stops working, even replayed) and the cookie cleared. */
 export async function DELETE(request: NextRequest): Promise<Response> {
   return respond(request, async () => {
+    await parseEmptyBody(request);
     await revokeSessionValue(appDb(), request.cookies.get(sessionCookieName)?.value);
     const response = new NextResponse(null, { status: 204 });
     response.cookies.delete(sessionCookieName);

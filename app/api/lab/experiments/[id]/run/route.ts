@@ -5,7 +5,7 @@ import { parseOrThrow } from "@/lib/core/validation";
 import { runExperiment } from "@/lib/lab/experiments/runner";
 import { requireLab } from "@/lib/lab/settings";
 import { appIdentityProvider as provider } from "@/lib/web/app-provider";
-import { respond } from "@/lib/web/http";
+import { parseEmptyBody, respond } from "@/lib/web/http";
 
 const idSchema = z
   .string()
@@ -19,6 +19,7 @@ export async function POST(
   return respond(request, async () => {
     requireLab();
     const id = parseOrThrow(idSchema, (await params).id, "id");
+    await parseEmptyBody(request);
     return Response.json(await runExperiment(appDb(), provider, id));
   });
 }
