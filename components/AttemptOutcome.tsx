@@ -47,7 +47,8 @@ function describeProblem(problem: Problem, attempt: Attempt): string {
           : "";
     return `The provider failed the ${step} step (${status}). ${problem.detail}${cause}`;
   }
-  if (problem.status === 504) return `The lease's deadline ran out during the ${step} step; the lease was released.`;
+  // Not "the lease was released": only the lease has one, and it keeps it while a call may still land.
+  if (problem.status === 504) return `${problem.title} during the ${step} step.`;
   if (problem.type.endsWith("/stale-write"))
     return `${problem.title}: ${problem.detail} The provider was already changed by then: the audit tells what it is left with.`;
   return `${problem.title}: ${problem.detail}`;

@@ -41,7 +41,7 @@ describe("the provider honours each chaos knob, and the lease is free after ever
     await app.configure({ leaseTtlMs: 500, provider: { endpoints: { link: { timeoutRate: 1 } } } });
     const answer = await session.ada.promote("ada", "github|8812");
     expect(answer.status).toBe(504);
-    expect(answer.body).toMatchObject({ step: "link" });
+    expect(answer.body).toMatchObject({ step: "link", title: "The switch's deadline ran out" });
     await leaseKeptThenFreed();
     await expect
       .poll(async () => (await app.calls()).map((call) => call.outcome), { timeout: 10_000 })

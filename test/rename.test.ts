@@ -27,6 +27,17 @@ describe("PATCH /api/users/{userId}", () => {
     expect(await app.calls()).toEqual([]);
   });
 
+  it("a provider that does not answer in time: 504, its deadline the rename's own (it takes no lease)", async () => {
+    await app.configure({ leaseTtlMs: 500, provider: { timeoutRate: 1 } });
+    const answer = await session.ada.call("PATCH", "/api/users/ada", { displayName: "Augusta Ada King" });
+    expect(answer.status).toBe(504);
+    expect(answer.body).toMatchObject({
+      step: "rename",
+      title: "The rename's deadline ran out",
+      detail: "The rename call did not answer before the rename's deadline.",
+    });
+  });
+
   it("a rename during a slow switch keeps its name: the switch saves only the primary", async () => {
     await app.configure({
       provider: { latencyMs: 100, endpoints: { unlink: { latencyMs: 800 }, link: { latencyMs: 800 } } },

@@ -179,13 +179,18 @@ export class ProviderStepFailed extends Problem {
   }
 }
 
+/**
+ * A call that ran out of time: the switch's deadline (under the lease, the lease's; under the other strategies,
+ * and the textbook lease, a limit of their own), or the rename's (which takes no lease).
+ */
 export class ProviderDeadlineExceeded extends Problem {
   constructor(step: ProviderStep) {
+    const whose = step === "rename" ? "rename's" : "switch's";
     super(
       504,
       "provider-deadline",
-      "The lease's deadline ran out",
-      `The ${step} call did not answer before the lease's deadline.`,
+      `The ${whose} deadline ran out`,
+      `The ${step} call did not answer before the ${whose} deadline.`,
       { step },
     );
   }
