@@ -109,16 +109,20 @@ export const defaultLabSettings: LabSettings = {
   },
 };
 
-/** A zod schema accepting any part of `schema`: object fields become optional, all the way down. */
+/**
+ * A zod schema accepting any part of `schema`: object fields become optional, all the way down. An object whose
+ * every field may be null (a provider endpoint's overrides: null inherits) may be given as null, every field null.
+ */
 function deepPartial(schema: z.ZodType): z.ZodType {
   if (schema instanceof z.ZodObject) {
+    const fields = schema.shape as Record<string, z.ZodType>;
     const shape = Object.fromEntries(
-      Object.entries(schema.shape as Record<string, z.ZodType>).map(([key, field]) => [
-        key,
-        deepPartial(field).optional(),
-      ]),
+      Object.entries(fields).map(([key, field]) => [key, deepPartial(field).optional()]),
     );
-    return z.strictObject(shape);
+    const partial = z.strictObject(shape);
+    if (!Object.values(fields).every((field) => field instanceof z.ZodNullable)) return partial;
+    const everyFieldNull = () => Object.fromEntries(Object.keys(fields).map((key) => [key, null]));
+    return z.preprocess((value) => (value === null ? everyFieldNull() : value), partial);
   }
   return schema;
 }
