@@ -32,6 +32,8 @@ type Case = {
 const cases: Case[] = [
   { name: "no session", send: () => app.promote("ada", "github|8812"), status: 401 },
   { name: "another user's id", send: () => ada.promote("grace", "google-oauth2|77"), status: 403 },
+  // As a read of that user answers: whether such a user exists is not the caller's to learn.
+  { name: "an id no user has", send: () => ada.promote("nobody", "github|8812"), status: 403 },
   { name: "malformed user id", send: () => ada.promote("ADA!", "github|8812"), status: 400, field: "userId" },
   { name: "body is not JSON", send: () => ada.post("/api/users/ada/primary", "{not json"), status: 400, field: "body" },
   { name: "no body", send: () => ada.post("/api/users/ada/primary"), status: 400, field: "body" },

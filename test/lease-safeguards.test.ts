@@ -141,6 +141,14 @@ describe("Idempotency-Key", () => {
     expect(await app.calls()).toHaveLength(1);
   });
 
+  it("keeps no answer of a request refused before it began: a 404 leaves the key free for the request meant", async () => {
+    const refused = await session.ada.promote("ada", "github|1906", { "Idempotency-Key": "switch-5" });
+    expect(refused.status).toBe(404);
+    const meant = await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-5" });
+    expect(meant.status).toBe(200);
+    expect(meant.body).toMatchObject({ primaryIdentityId: "github|8812", changed: true });
+  });
+
   it("answers the same key with a different body 422 and changes nothing", async () => {
     expect((await session.ada.promote("ada", "github|8812", { "Idempotency-Key": "switch-3" })).status).toBe(200);
     const reused = await session.ada.promote("ada", "auth0|ada-email", { "Idempotency-Key": "switch-3" });

@@ -11,11 +11,13 @@ import { z } from "zod";
 import type { Database } from "../../db/schema";
 import {
   IdempotencyKeyReused,
+  IdentityNotLinked,
   NotSignedIn,
   NotYourUser,
   OperationInProgress,
   Problem,
   ReplayedProblem,
+  UserNotFound,
 } from "../core/problems";
 
 export const idempotencyKeySchema = z.string().min(1).max(255);
@@ -144,10 +146,13 @@ async function runAndStore<T>(
   try {
     result = await run(operationId);
   } catch (error) {
-    // Not started (another operation held the user, or the caller may not act for this user) or failed
-    // unexpectedly: nothing to remember. A key claimed by a caller without the right is no one's answer.
-    const notStarted =
-      error instanceof OperationInProgress || error instanceof NotSignedIn || error instanceof NotYourUser;
+    // Not started (another operation held the user, the caller may not act for this user, or the request names
+    // no user or identity of the user's: refused as a malformed one is, before any work) or failed unexpectedly:
+    // nothing to remember, as Stripe keeps no answer to a request that failed validation. A key claimed by a
+    // caller without the right is no one's answer.
+    const notStarted = [OperationInProgress, NotSignedIn, NotYourUser, UserNotFound, IdentityNotLinked].some(
+      (refusal) => error instanceof refusal,
+    );
     if (!(error instanceof Problem) || notStarted) {
       await db
         .deleteFrom("idempotency_records")

@@ -64,7 +64,8 @@ export function leaseGuard(config: LeaseGuardConfig, parts: LeaseGuardParts = pr
     } catch (error) {
       if (!(error instanceof LeaseUnavailable)) throw error;
       if (error.reason === "held") throw new OperationInProgress(error.heldUntil, error.remainingMs);
-      if (error.reason === "not-found") throw new UserNotFound(userId);
+      // No such user: the session's part first, as a read of the user answers (another user's id is a 403).
+      if (error.reason === "not-found") throw (await request.requires?.unmet(db)) ?? new UserNotFound(userId);
       // Unmet: which part, read now. All of it holding now (it changed meanwhile) is worth one more try.
       const why = await request.requires?.unmet(db);
       if (why) throw why;
