@@ -72,6 +72,35 @@ describe("GET /api/lab/timeline", () => {
     expect(crashed!.lease).toMatchObject({ releasedAt: null });
   });
 
+  it("draws a recovery's wait for the crashed switch's calls to stop being able to land as a waiting phase", async () => {
+    // No fencing (the default): only the provider's apply limit past the crashed lease shuts its calls out.
+    await app.configure({
+      leaseTtlMs: 2_000,
+      provider: { latencyMs: 50, applyLimitMs: 1_000 },
+      faults: { crash: "after-unlink" },
+    });
+    const crashed = await session.ada.promote("ada", "github|8812");
+    expect(crashed.status).toBeGreaterThanOrEqual(500);
+    await app.configure({ faults: { crash: null } });
+    await expect.poll(() => session.ada.leaseHeld("ada"), { timeout: 5_000 }).toBe(false);
+    const answer = await session.ada.promote("ada", "github|8812");
+    expect(answer.status).toBe(200);
+
+    const lanes = await timeline();
+    const crashedLane = lanes.find((each) => each.phases.some((phase) => phase.name === "crashed"))!;
+    const lane = lanes.find((each) => each.operationId === answer.body.operationId)!;
+    // The lease is renewed meanwhile, as during any long step.
+    const steps = lane.phases.filter((phase) => phase.name !== "renew");
+    expect(steps.slice(0, 3).map((phase) => `${phase.name} ${phase.outcome}`)).toEqual([
+      "acquire took-over",
+      "waiting settled",
+      "recover 200",
+    ]);
+    const waiting = steps[1]!;
+    expect(waiting.detail).toContain(`operation ${crashedLane.operationId.slice(0, 8)}'s calls`);
+    expect(ms(waiting.endedAt)).toBeGreaterThan(ms(waiting.startedAt));
+  });
+
   it("gives a refused request a lane of its own: refused at acquisition, no provider calls, an event", async () => {
     // The second must arrive while the first holds the lease (two calls), however far apart a loaded machine sends.
     await app.configure({ provider: { latencyMs: 1_500 } });

@@ -32,9 +32,11 @@ export type PhaseOutcome =
   | "won"
   | "refused"
   | "took-over"
-  // waiting (a pooled connection, then the strategy's lock); paused (a lab fault)
+  // waiting (a pooled connection, then the strategy's lock; or, before a recovery, for an earlier switch's
+  // calls to stop being able to land); paused (a lab fault)
   | "connected"
   | "locked"
+  | "settled"
   | "resumed"
   // save
   | "saved"
@@ -104,6 +106,7 @@ const succeeded: ReadonlySet<PhaseOutcome> = new Set<PhaseOutcome>([
   "took-over",
   "connected",
   "locked",
+  "settled",
   "resumed",
   "saved",
   "released",

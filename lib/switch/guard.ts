@@ -75,6 +75,8 @@ export interface GuardedSection {
    * (a fenced read shuts them out, or it waits for the provider's limit), or refuses.
    */
   settleInFlight(entry: JournalEntry): Promise<void>;
+  /** How long `settleInFlight` waits for `entry`'s writes to stop being able to land (0: it does not wait). */
+  inFlightWaitMs(entry: JournalEntry): number;
 }
 
 export interface Guard {
@@ -95,6 +97,7 @@ export const unjournaled = {
   ensureHeld: async () => undefined,
   callMayStillLand: () => undefined,
   settleInFlight: async () => undefined,
+  inFlightWaitMs: () => 0,
 } satisfies Partial<GuardedSection>;
 
 /**

@@ -191,6 +191,8 @@ function journaledSection(
   leftovers: JournalEntry[],
 ): Omit<GuardedSection, "acquiredUser"> {
   const { lease, deadline } = leased;
+  // A provider that fences is read with the newer token; otherwise only time shuts a lost write out.
+  const inFlightWaitMs = (entry: JournalEntry) => (config.providerFences ? 0 : entry.inFlightForMs);
   // The one lease-lost error of the switch: the library's, said as the switch's problem where it is thrown.
   const checkpoint = (write: string, verify?: () => Promise<boolean>) =>
     leased.checkpoint(write, verify).catch((error: unknown) => {
@@ -229,10 +231,11 @@ function journaledSection(
       // Without fencing, only time makes a lost write harmless: hold the lease until it cannot land.
       if (!config.providerFences) leased.keepFor(config.applyLimitMs, "a provider call's outcome is unknown");
     },
+    inFlightWaitMs,
     async settleInFlight(entry) {
-      // A provider that fences is read with the newer token; otherwise only time shuts a lost write out.
-      if (config.providerFences || entry.inFlightForMs === 0) return;
-      if (entry.inFlightForMs < deadline.remainingMs()) return void (await pause(entry.inFlightForMs));
+      const waitMs = inFlightWaitMs(entry);
+      if (waitMs === 0) return;
+      if (waitMs < deadline.remainingMs()) return void (await pause(waitMs));
       throw new OperationInProgress(
         entry.inFlightUntil,
         entry.inFlightForMs,

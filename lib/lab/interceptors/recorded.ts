@@ -4,6 +4,7 @@
  */
 import type { RunUnderLease } from "@lease-lock-lab/lease";
 import { ProviderCallError, type IdentityProviderClient } from "../../provider/client";
+import { shortId } from "../../switch/events";
 import type { Guard, GuardedSection } from "../../switch/guard";
 import { DiedDuringCall } from "./crash-during-call";
 import type { PhaseName, PhaseOutcome } from "../lane";
@@ -93,7 +94,11 @@ export function recordedGuard(guard: Guard, recorder: OperationRecorder, leased:
       return guard.run(request, async (section) => {
         recorder.tookOver(section.leftovers);
         try {
-          return await body({ ...section, savePrimary: recordedSave(section.savePrimary, recorder) });
+          return await body({
+            ...section,
+            savePrimary: recordedSave(section.savePrimary, recorder),
+            settleInFlight: recordedSettling(section, recorder),
+          });
         } finally {
           // The body ended (a crash never ends it): the lease is released, or kept, next.
           if (leased) recorder.releasing();
@@ -110,6 +115,26 @@ const recordedSave =
     try {
       await save(primaryIdentityId, options);
       end("saved");
+    } catch (error) {
+      end("failed", errorText(error));
+      throw error;
+    }
+  };
+
+/**
+ * A recovery's wait for the earlier switch's calls to stop being able to land (the provider's apply limit past its
+ * lease), a phase: without it the lane showed nothing between the take-over and the recovery's reads, for seconds.
+ */
+const recordedSettling =
+  (section: GuardedSection, recorder: OperationRecorder): GuardedSection["settleInFlight"] =>
+  async (entry) => {
+    if (section.inFlightWaitMs(entry) === 0) return section.settleInFlight(entry);
+    const until = entry.inFlightUntil ? ` until ${entry.inFlightUntil.toISOString()}` : "";
+    const detail = `for operation ${shortId(entry.operationId)}'s calls, which may land at the provider${until}`;
+    const end = recorder.start("waiting", detail);
+    try {
+      await section.settleInFlight(entry);
+      end("settled");
     } catch (error) {
       end("failed", errorText(error));
       throw error;
