@@ -16,9 +16,13 @@ import type { Database } from "./schema";
  *   Lower than the statement's, so a lock wait fails as `lock_not_available`, told apart from a slow query.
  * - idle in a transaction: 180 s. `transaction` and `advisory` sit idle in theirs while the provider
  *   answers, for at most the lease TTL (≤ 120 s); only a leaked transaction lives longer.
- * The last three are the database's settings (`ALTER DATABASE … SET`, see `applyDatabaseTimeouts`), not
- * startup parameters: a transaction pooler (PgBouncer) refuses those (`unsupported startup parameter`),
- * and its server connections must run with the same values as a direct one.
+ * - an answer: 65 s (`DATABASE_ANSWER_TIMEOUT_MS`), the app's own. A server that is up cancels a statement at
+ *   60 s; one that does not answer 5 s later cannot be reached (frozen, or the network to it gone while the
+ *   connection stays open, which no socket error tells): the connection is closed, its query fails as a
+ *   dropped connection's does, and the request is a 503. Without it such a request waited for ever.
+ * The statement's, the lock's and the idle transaction's are the database's settings (`ALTER DATABASE … SET`, see
+ * `applyDatabaseTimeouts`), not startup parameters: a transaction pooler (PgBouncer) refuses those (`unsupported
+ * startup parameter`), and its server connections must run with the same values as a direct one.
  */
 export const databaseTimeouts = {
   connectMs: 5_000,
@@ -26,6 +30,7 @@ export const databaseTimeouts = {
   statementMs: 60_000,
   lockMs: 50_000,
   idleInTransactionMs: 180_000,
+  answerMs: Number(process.env.DATABASE_ANSWER_TIMEOUT_MS) || 65_000,
 };
 
 /**
@@ -69,9 +74,12 @@ class TimedClient extends pg.Client {
     this.query = ((...args: unknown[]) => {
       const result = query(...args);
       if (!(result instanceof Promise)) return result;
-      result.catch((error: unknown) => {
-        if ((error as { code?: unknown }).code === "25006") this.reachesStandby = true;
-      });
+      const unanswered = setTimeout(() => this.closeUnanswered(), databaseTimeouts.answerMs);
+      result
+        .catch((error: unknown) => {
+          if ((error as { code?: unknown }).code === "25006") this.reachesStandby = true;
+        })
+        .finally(() => clearTimeout(unanswered));
       // The notice comes before the statement's completion: by now it is this query's.
       return result.then(
         (value: unknown) => {
@@ -85,6 +93,11 @@ class TimedClient extends pg.Client {
         },
       );
     }) as typeof this.query;
+  }
+
+  /** No answer in time (see `databaseTimeouts.answerMs`): its queries fail with "Connection terminated unexpectedly". */
+  private closeUnanswered(): void {
+    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
 
   private takeWarning(): string | null {
