@@ -105,6 +105,19 @@ const cases: Case[] = [
     field: "body.identityId",
   },
   {
+    name: "a query parameter given twice",
+    send: () => app.get("/api/lab/events?userId=ada&userId=alan"),
+    status: 400,
+    field: "userId",
+  },
+  {
+    name: "an unknown query parameter",
+    send: () => app.get("/api/lab/timeline?userid=ada"),
+    status: 400,
+    field: "userid",
+  },
+  { name: "the events of an id no user has", send: () => app.get("/api/lab/events?userId=nobody"), status: 404 },
+  {
     name: "a reset with a body",
     send: () => app.post("/api/lab/reset", { users: "all" }),
     status: 400,

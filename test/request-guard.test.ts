@@ -1,4 +1,5 @@
 import http from "node:http";
+import net from "node:net";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { appClient, type AppClient } from "./harness/http-client";
 
@@ -96,6 +97,39 @@ describe("a malformed path (bad percent-encoding) is a 400 naming the field", ()
     const answer = await ada.call(method, path, method === "GET" ? undefined : { identityId: "github|8812" });
     expectProblem(answer, 400, "validation");
     expect(answer.body.errors).toEqual([{ field, message: expect.stringContaining("percent-encoding") }]);
+  });
+});
+
+describe("what Node's HTTP parser refuses is a problem too, not a bare status line", () => {
+  /** Sends `head` as it is (no client would send it) and reads the whole answer until the server closes. */
+  function rawExchange(head: string): Promise<{ status: number; headers: Headers; body: any }> {
+    const { hostname, port } = new URL(appUrl);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => socket.write(head));
+      const chunks: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("error", reject);
+      socket.on("close", () => {
+        const [top = "", body = ""] = Buffer.concat(chunks).toString().split("\r\n\r\n");
+        const [statusLine = "", ...lines] = top.split("\r\n");
+        const headers = new Headers(lines.map((line) => line.split(/:\s*/, 2) as [string, string]));
+        resolve({ status: Number(statusLine.split(" ")[1]), headers, body: body ? JSON.parse(body) : null });
+      });
+    });
+  }
+
+  it("a control character in a header → 400", async () => {
+    const answer = await rawExchange("GET /api/users HTTP/1.1\r\nHost: lab\r\nX-Note: a\x01b\r\n\r\n");
+    expectProblem(answer, 400, "unreadable-request");
+  });
+
+  it("headers past Node's 16 KB → 431", async () => {
+    const answer = await rawExchange(`GET /api/users HTTP/1.1\r\nHost: lab\r\nX-Note: ${"x".repeat(20_000)}\r\n\r\n`);
+    expectProblem(answer, 431, "unreadable-request");
+  });
+
+  it("/api itself is an API path no route has → 404 problem", async () => {
+    expectProblem(await app.get("/api"), 404, "not-found");
   });
 });
 

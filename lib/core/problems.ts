@@ -26,6 +26,7 @@ export const problemSlugs = [
   "method-not-allowed",
   "not-found",
   "payload-too-large",
+  "unreadable-request",
   "csrf",
   "database-unavailable",
   "operation-crashed",
@@ -275,6 +276,21 @@ export class MethodNotAllowed extends Problem {
 export class ApiPathNotFound extends Problem {
   constructor(path: string) {
     super(404, "not-found", "No such API path", `There is no API at ${path}.`);
+  }
+}
+
+/**
+ * A request Node's HTTP parser refused before any code of ours saw it: bytes that are not HTTP (a control character
+ * in a header, a broken request line), headers past its 16 KB, or headers that took too long to arrive.
+ */
+export class UnreadableRequest extends Problem {
+  constructor(status: 400 | 408 | 431, reason: string) {
+    const titles = {
+      400: "The request is not valid HTTP",
+      408: "The request's headers took too long",
+      431: "The request's headers are too large",
+    };
+    super(status, "unreadable-request", titles[status], `Node's HTTP parser refused it: ${reason}.`);
   }
 }
 

@@ -1,6 +1,8 @@
 /** What happened, in words, for the page: take-overs, recoveries, fenced calls, lost leases, failed releases. */
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
+import { UserNotFound } from "../core/problems";
+import { findUser } from "./users";
 
 export type EventKind =
   | "lease-taken-over"
@@ -28,7 +30,9 @@ export async function recordEvent(db: Kysely<Database>, event: Omit<OperationEve
     .execute();
 }
 
+/** The last 30 events, newest first: of one user (404 for an id no user has, as the timeline answers), or all. */
 export async function recentEvents(db: Kysely<Database>, userId?: string): Promise<OperationEvent[]> {
+  if (userId !== undefined && !(await findUser(db, userId))) throw new UserNotFound(userId);
   let query = db.selectFrom("operation_events").selectAll().orderBy("id", "desc").limit(30);
   if (userId) query = query.where("user_id", "=", userId);
   const rows = await query.execute();

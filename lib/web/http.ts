@@ -63,6 +63,18 @@ export async function parseJsonBody<T extends z.ZodType>(request: Request, schem
 }
 
 /**
+ * A query string's parameters, checked by `schema` (a strict object: an unknown name is a 400 naming it). A name
+ * given twice is a 400 too: which one was meant is not ours to guess (`URLSearchParams.get` takes the first).
+ */
+export function parseQuery<T extends z.ZodType>(request: Request, schema: T): z.infer<T> {
+  const params = new URL(request.url).searchParams;
+  const repeated = [...new Set(params.keys())].filter((name) => params.getAll(name).length > 1);
+  if (repeated.length > 0)
+    throw new ValidationProblem(repeated.map((name) => ({ field: name, message: "must be given once" })));
+  return parseOrThrow(schema, Object.fromEntries(params), "");
+}
+
+/**
  * For a write that takes no body: none, or `{}`. Anything else is refused as a body would be: broken JSON
  * or a field (every field is unknown here) a 400, too long a 413.
  */

@@ -5,8 +5,9 @@
  * request, and the fetch standard forbids that method, so the constructor throws before any route or
  * proxy runs. Only the Node server's own `request` event comes earlier.
  */
-import { Server, type IncomingMessage, type ServerResponse } from "node:http";
-import { ApiPathNotFound, MethodNotAllowed, PayloadTooLarge, type Problem } from "../core/problems";
+import { Server, STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { ApiPathNotFound, MethodNotAllowed, PayloadTooLarge, UnreadableRequest, type Problem } from "../core/problems";
 import { allowedMethods } from "./api-routes";
 import { lingerMs, maxBodyBytes, pathProblem, problemHeaders } from "./http";
 
@@ -18,7 +19,7 @@ import { lingerMs, maxBodyBytes, pathProblem, problemHeaders } from "./http";
  */
 export function guardProblem(method: string, target: string, contentLength: string | undefined): Problem | null {
   const pathname = target.split(/[?#]/, 1)[0] ?? "";
-  if (!pathname.startsWith("/api/")) return null;
+  if (pathname !== "/api" && !pathname.startsWith("/api/")) return null;
   const allowed = allowedMethods(pathname);
   if (allowed === null) return pathProblem(pathname) ?? new ApiPathNotFound(pathname);
   if (!allowed.includes(method)) return new MethodNotAllowed(method, pathname, allowed);
@@ -36,8 +37,32 @@ export function installRequestGuard(): void {
   const emit = prototype.emit as (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
   prototype.emit = function (this: Server, event: string | symbol, ...args: unknown[]): boolean {
     if (event === "request" && answered(args[0] as IncomingMessage, args[1] as ServerResponse)) return true;
+    if (event === "clientError") return answerUnreadable(args[0] as Error & { code?: string }, args[1] as Duplex);
     return emit.call(this, event, ...args);
   };
+}
+
+/**
+ * What Node's parser refused (its `clientError`), answered as a problem as every other error is, where Node
+ * would write a bare status line with no body. There is no request or response object: written to the socket.
+ */
+function answerUnreadable(error: Error & { code?: string }, socket: Duplex): boolean {
+  // The client went away: nothing to say (Node's own advice for this event).
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return true;
+  }
+  const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+  const problem = new UnreadableRequest(status, error.message);
+  const body = JSON.stringify(problem.toJSON());
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    "Content-Type: application/problem+json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Connection: close",
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  return true;
 }
 
 function answered(request: IncomingMessage, response: ServerResponse): boolean {
