@@ -1,3 +1,4 @@
+import net from "node:net";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { preparingPool } from "./prepared-statements";
@@ -16,21 +17,30 @@ import type { Database } from "./schema";
  *   Lower than the statement's, so a lock wait fails as `lock_not_available`, told apart from a slow query.
  * - idle in a transaction: 180 s. `transaction` and `advisory` sit idle in theirs while the provider
  *   answers, for at most the lease TTL (≤ 120 s); only a leaked transaction lives longer.
- * - an answer: 65 s (`DATABASE_ANSWER_TIMEOUT_MS`), the app's own. A server that is up cancels a statement at
- *   60 s; one that does not answer 5 s later cannot be reached (frozen, or the network to it gone while the
- *   connection stays open, which no socket error tells): the connection is closed, its query fails as a
- *   dropped connection's does, and the request is a 503. Without it such a request waited for ever.
+ * - an answer: 65 s (`DATABASE_ANSWER_TIMEOUT_MS`), the app's own. A server that is up ends a statement at 60 s,
+ *   but not a commit's wait for a synchronous standby (statement_timeout stops before the commit): at 65 s the
+ *   statement is cancelled as pg cancels one (a CancelRequest on a connection of its own), which ends that wait as
+ *   `CommitNotReplicated`. A server that does not answer 5 s after that cannot be reached (frozen, or the network to
+ *   it gone while the connection stays open, which no socket error tells): the connection is closed, its query
+ *   fails as a dropped connection's does. Either way the request is a 503, where it waited for ever.
  * The statement's, the lock's and the idle transaction's are the database's settings (`ALTER DATABASE … SET`, see
  * `applyDatabaseTimeouts`), not startup parameters: a transaction pooler (PgBouncer) refuses those (`unsupported
  * startup parameter`), and its server connections must run with the same values as a direct one.
  */
+function positiveMs(text: string | undefined): number | undefined {
+  const ms = Number(text);
+  return Number.isInteger(ms) && ms > 0 ? ms : undefined;
+}
+
 export const databaseTimeouts = {
   connectMs: 5_000,
   poolCheckoutMs: 60_000,
   statementMs: 60_000,
   lockMs: 50_000,
   idleInTransactionMs: 180_000,
-  answerMs: Number(process.env.DATABASE_ANSWER_TIMEOUT_MS) || 65_000,
+  answerMs: positiveMs(process.env.DATABASE_ANSWER_TIMEOUT_MS) ?? 65_000,
+  /** After a cancel sent for want of an answer: how long the server has to answer it before the connection goes. */
+  cancelAnsweredMs: 5_000,
 };
 
 /**
@@ -74,12 +84,19 @@ class TimedClient extends pg.Client {
     this.query = ((...args: unknown[]) => {
       const result = query(...args);
       if (!(result instanceof Promise)) return result;
-      const unanswered = setTimeout(() => this.closeUnanswered(), databaseTimeouts.answerMs);
+      let closing: ReturnType<typeof setTimeout> | undefined;
+      const cancelling = setTimeout(() => {
+        this.cancelUnanswered();
+        closing = setTimeout(() => this.closeUnanswered(), databaseTimeouts.cancelAnsweredMs);
+      }, databaseTimeouts.answerMs);
       result
         .catch((error: unknown) => {
           if ((error as { code?: unknown }).code === "25006") this.reachesStandby = true;
         })
-        .finally(() => clearTimeout(unanswered));
+        .finally(() => {
+          clearTimeout(cancelling);
+          clearTimeout(closing);
+        });
       // The notice comes before the statement's completion: by now it is this query's.
       return result.then(
         (value: unknown) => {
@@ -95,7 +112,24 @@ class TimedClient extends pg.Client {
     }) as typeof this.query;
   }
 
-  /** No answer in time (see `databaseTimeouts.answerMs`): its queries fail with "Connection terminated unexpectedly". */
+  /**
+   * No answer in time (see `databaseTimeouts.answerMs`): the statement running is cancelled, as `pg` cancels one,
+   * by a CancelRequest with this session's key on a connection of its own, which the server closes.
+   */
+  private cancelUnanswered(): void {
+    const { host, port, processID, secretKey } = this as unknown as { processID: number; secretKey: number } & this;
+    if (!processID) return;
+    const request = Buffer.alloc(16);
+    request.writeInt32BE(16, 0);
+    request.writeInt32BE(80877102, 4); // the CancelRequest code
+    request.writeInt32BE(processID, 8);
+    request.writeInt32BE(secretKey, 12);
+    const socket = host.startsWith("/") ? net.connect(`${host}/.s.PGSQL.${port}`) : net.connect(port, host);
+    socket.setTimeout(databaseTimeouts.cancelAnsweredMs, () => socket.destroy());
+    socket.on("error", () => socket.destroy()).on("connect", () => socket.end(request));
+  }
+
+  /** No answer to the cancel either: the connection is closed, its queries failing with "Connection terminated…". */
   private closeUnanswered(): void {
     (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
