@@ -281,13 +281,15 @@ export class ApiPathNotFound extends Problem {
 
 /**
  * A request Node's HTTP parser refused before any code of ours saw it: bytes that are not HTTP (a control character
- * in a header, a broken request line), headers past its 16 KB, or headers that took too long to arrive.
+ * in a header, a broken request line), headers past its 16 KB, chunk extensions past its limit, or a request that
+ * took too long to arrive (its headers, or the whole of it).
  */
 export class UnreadableRequest extends Problem {
-  constructor(status: 400 | 408 | 431, reason: string) {
+  constructor(status: 400 | 408 | 413 | 431, reason: string) {
     const titles = {
       400: "The request is not valid HTTP",
-      408: "The request's headers took too long",
+      408: "The request took too long to arrive",
+      413: "The request's chunk extensions are too large",
       431: "The request's headers are too large",
     };
     super(status, "unreadable-request", titles[status], `Node's HTTP parser refused it: ${reason}.`);

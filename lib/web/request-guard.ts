@@ -42,26 +42,35 @@ export function installRequestGuard(): void {
   };
 }
 
+/** Node's own statuses for what its parser refuses; anything else it refuses is a 400. */
+const unreadableStatuses: Record<string, 408 | 413 | 431> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
 /**
  * What Node's parser refused (its `clientError`), answered as a problem as every other error is, where Node
- * would write a bare status line with no body. There is no request or response object: written to the socket.
+ * would write a bare status line with no body. There is no request or response object: written to the socket,
+ * then the socket destroyed, as Node does (a client that never closes its side would hold it open).
  */
 function answerUnreadable(error: Error & { code?: string }, socket: Duplex): boolean {
-  // The client went away: nothing to say (Node's own advice for this event).
-  if (error.code === "ECONNRESET" || !socket.writable) {
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  // The client went away, or an answer to an earlier request on this connection has begun: nothing can be said.
+  if (error.code === "ECONNRESET" || !socket.writable || answering?.headersSent) {
     socket.destroy();
     return true;
   }
-  const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+  const status = unreadableStatuses[error.code ?? ""] ?? 400;
   const problem = new UnreadableRequest(status, error.message);
   const body = JSON.stringify(problem.toJSON());
-  const head = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-    "Content-Type: application/problem+json",
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    "Connection: close",
-  ];
-  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  const headers = {
+    ...problemHeaders(problem),
+    "Content-Length": String(Buffer.byteLength(body)),
+    Connection: "close",
+  };
+  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
   return true;
 }
 
