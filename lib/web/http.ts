@@ -99,7 +99,8 @@ function jsonOf(bytes: Uint8Array): unknown {
 }
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-// Neither has a place in PostgreSQL's text: it holds no NUL byte, and half a surrogate pair has no UTF-8.
+// Neither has a place in PostgreSQL: its text holds no NUL byte (a 500), and half a surrogate pair has no UTF-8
+// (pg sends U+FFFD in a text parameter, storing another text than was sent; a JSON one fails, a 500).
 const unstorable = (text: string) => text.includes("\u0000") || loneSurrogate.test(text);
 
 /** A place in a body: its key, and the place holding it (null: the body). */
@@ -141,7 +142,12 @@ async function readBody(request: Request): Promise<Uint8Array> {
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+  // A body that breaks off (the client went away, a broken chunk) is bad input like any other, not a bug of ours.
+  const next = () =>
+    reader.read().catch(() => {
+      throw new ValidationProblem([{ field: "body", message: "could not be read to its end" }]);
+    });
+  for (let read = await next(); !read.done; read = await next()) {
     length += read.value.byteLength;
     if (length > maxBodyBytes) {
       void dropRest(reader);
