@@ -75,7 +75,10 @@ export interface GuardedSection {
    * (a fenced read shuts them out, or it waits for the provider's limit), or refuses.
    */
   settleInFlight(entry: JournalEntry): Promise<void>;
-  /** How long `settleInFlight` waits for `entry`'s writes to stop being able to land (0: it does not wait). */
+  /**
+   * How long `settleInFlight` will pause for `entry`'s writes to stop being able to land: 0 when it will not (none
+   * can land, or the wait would outlast the deadline and it refuses instead).
+   */
   inFlightWaitMs(entry: JournalEntry): number;
 }
 

@@ -192,7 +192,10 @@ function journaledSection(
 ): Omit<GuardedSection, "acquiredUser"> {
   const { lease, deadline } = leased;
   // A provider that fences is read with the newer token; otherwise only time shuts a lost write out.
-  const inFlightWaitMs = (entry: JournalEntry) => (config.providerFences ? 0 : entry.inFlightForMs);
+  const landsUnlessWaited = (entry: JournalEntry) => !config.providerFences && entry.inFlightForMs > 0;
+  // The wait, when the deadline leaves time for it (else the request is refused instead).
+  const inFlightWaitMs = (entry: JournalEntry) =>
+    landsUnlessWaited(entry) && entry.inFlightForMs < deadline.remainingMs() ? entry.inFlightForMs : 0;
   // The one lease-lost error of the switch: the library's, said as the switch's problem where it is thrown.
   const checkpoint = (write: string, verify?: () => Promise<boolean>) =>
     leased.checkpoint(write, verify).catch((error: unknown) => {
@@ -233,9 +236,9 @@ function journaledSection(
     },
     inFlightWaitMs,
     async settleInFlight(entry) {
+      if (!landsUnlessWaited(entry)) return;
       const waitMs = inFlightWaitMs(entry);
-      if (waitMs === 0) return;
-      if (waitMs < deadline.remainingMs()) return void (await pause(waitMs));
+      if (waitMs > 0) return void (await pause(waitMs));
       throw new OperationInProgress(
         entry.inFlightUntil,
         entry.inFlightForMs,

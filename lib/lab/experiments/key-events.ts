@@ -43,7 +43,10 @@ export function collisionFact(lanes: Lane[], name: (lane: Lane) => string): Fact
   return first;
 }
 
-/** The longest wait for a pooled connection or a lock, when it is long enough to see (200 ms). */
+/**
+ * The longest wait (for a pooled connection, a lock, or, before a recovery, an earlier switch's calls to stop being
+ * able to land), when it is long enough to see (200 ms).
+ */
 export function longestWaitFact(lanes: Lane[]): Fact | null {
   const waits = lanes.flatMap((lane) =>
     lane.phases
