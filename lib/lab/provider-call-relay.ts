@@ -10,6 +10,7 @@
 import pg from "pg";
 import { databaseTimeouts } from "../../db/connection";
 import { labStreamChannel } from "./stream";
+import { relayedGate } from "./watch-gate";
 
 export async function relayProviderCalls(stateUrl: string, labUrl: string): Promise<{ stop(): Promise<void> }> {
   const lab = new pg.Pool({ connectionString: labUrl, max: 2, connectionTimeoutMillis: databaseTimeouts.connectMs });
@@ -31,13 +32,13 @@ export async function relayProviderCalls(stateUrl: string, labUrl: string): Prom
     listener = client;
     await client.connect();
     await client.query(`LISTEN ${pg.escapeIdentifier(labStreamChannel)}`);
-    await client.query("UPDATE lab_watch SET until = 'infinity'");
+    await relayedGate.open(client);
   };
   await listen();
   return {
     async stop() {
       stopping = true;
-      await listener?.query("UPDATE lab_watch SET until = '-infinity'").catch(() => undefined);
+      if (listener) await relayedGate.close(listener).catch(() => undefined);
       await listener?.end().catch(() => undefined);
       await lab.end();
     },

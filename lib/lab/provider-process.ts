@@ -61,7 +61,13 @@ const provider = await startProviderServer(
 );
 console.log(`${readyLine} ${provider.baseUrl}`);
 
-const stop = () => void Promise.all([provider.close(), relay?.stop()]).finally(() => process.exit(0));
+// The provider first: the calls its closing cuts short are logged, and relayed, before the relay stops.
+const stop = () =>
+  void provider
+    .close()
+    .catch(() => undefined)
+    .then(() => relay?.stop())
+    .finally(() => process.exit(0));
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 if (process.env.PROVIDER_EXIT_WITH_PARENT) {

@@ -14,8 +14,8 @@ import { processSingleton } from "../core/process-singleton";
 const gateLock = { classid: 1769, objid: 16 };
 
 /**
- * A condition on `pg_locks` row `row`: not the gate's lock, which every lease change, lane and event holds from
- * its trigger to its commit, for the experiments and tests that count the advisory locks a switch leaves.
+ * A condition on `pg_locks` row `row`: not the gate's lock, which every lease change, lane, event and provider call
+ * holds from its trigger to its commit, for the experiments and tests that count the advisory locks a switch leaves.
  */
 export const notTheGatesLock = (row: string) =>
   `NOT (${row}.locktype = 'advisory' AND ${row}.classid = ${gateLock.classid} AND ${row}.objid = ${gateLock.objid} ` +
@@ -90,3 +90,17 @@ async function openGate(db: Kysely<Database>): Promise<string> {
     return rows[0]!.opened_at;
   });
 }
+
+/** A connection to a database whose only listener is a relay (a simulated provider's own database). */
+interface RelayConnection {
+  query(text: string): Promise<unknown>;
+}
+
+/**
+ * Such a database's gate, held open for good while its relay runs (no instance of the lab opens it there), then
+ * closed. No handshake: nothing reads a catch-up there.
+ */
+export const relayedGate = {
+  open: (connection: RelayConnection) => connection.query("UPDATE lab_watch SET until = 'infinity'"),
+  close: (connection: RelayConnection) => connection.query("UPDATE lab_watch SET until = '-infinity'"),
+};
