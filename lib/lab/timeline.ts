@@ -5,6 +5,8 @@
 import { sql, type Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema";
+import { UserNotFound } from "../core/problems";
+import { findUser } from "../switch/users";
 import type { Lane } from "./lane";
 
 /** How far back a timeline reaches: whole milliseconds as a query string, up to a day; 60 s by default. */
@@ -20,11 +22,15 @@ export interface TimelineQuery {
   sinceMs: number;
 }
 
-/** The lanes of the last `sinceMs` (of one user, or all), oldest first, with the database's time now. */
+/**
+ * The lanes of the last `sinceMs` (of one user, or all), oldest first, with the database's time now; an id no user
+ * has is a 404.
+ */
 export async function readTimeline(
   db: Kysely<Database>,
   { userId, sinceMs }: TimelineQuery,
 ): Promise<{ now: string; operations: Lane[] }> {
+  if (userId !== undefined && !(await findUser(db, userId))) throw new UserNotFound(userId);
   const { rows } = await sql<{ now: string; operations: Lane[] }>`
     SELECT lab_iso(clock_timestamp()) AS now,
            coalesce(jsonb_agg(lab_lane_json(l) ORDER BY l.requested_at, l.operation_id), '[]') AS operations

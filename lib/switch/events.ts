@@ -30,7 +30,7 @@ export async function recordEvent(db: Kysely<Database>, event: Omit<OperationEve
     .execute();
 }
 
-/** The last 30 events, newest first: of one user (404 for an id no user has, as the timeline answers), or all. */
+/** The last 30 events, newest first: of one user (an id no user has is a 404), or all. */
 export async function recentEvents(db: Kysely<Database>, userId?: string): Promise<OperationEvent[]> {
   if (userId !== undefined && !(await findUser(db, userId))) throw new UserNotFound(userId);
   let query = db.selectFrom("operation_events").selectAll().orderBy("id", "desc").limit(30);

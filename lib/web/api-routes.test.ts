@@ -51,11 +51,12 @@ describe("guardProblem", () => {
     expect(guardProblem("HEAD", "/api/users", undefined)).toBeNull();
     expect(guardProblem("PATCH", "/api/users/ada", undefined)).toBeNull();
     expect(guardProblem("TRACE", "/learn", undefined)).toBeNull();
-    expect(guardProblem("TRACE", "/api", undefined)).toBeNull();
+    expect(guardProblem("GET", "/apis", undefined)).toBeNull();
   });
 
   it("answers an API path no route has with 404, or 400 when it is malformed", () => {
     expect(guardProblem("TRACE", "/api/nowhere", undefined)?.status).toBe(404);
+    expect(guardProblem("GET", "/api", undefined)?.status).toBe(404);
     expect(guardProblem("GET", "/api/users/ada/primary/extra", undefined)?.status).toBe(404);
     expect(guardProblem("GET", "/api/lab/%FF", undefined)?.toJSON()).toMatchObject({
       status: 400,
