@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { expect, inject, it } from "vitest";
-import { createDb, databaseTimeouts } from "../db/connection";
+import { createDb } from "../db/connection";
+import { withAnswerTimeout } from "./harness/answer-timeout";
 
 const setting = async (options?: { synchronousCommit: boolean }): Promise<string> => {
   const { db } = createDb(inject("databaseUrl"), 1, options);
@@ -17,18 +18,9 @@ it("commits wait for the disk unless a pool is made for writes that may be lost 
 });
 
 it("a statement unanswered past the answer timeout is cancelled on a connection of its own, which goes on serving", async () => {
-  const { db } = createDb(inject("databaseUrl"), 1);
-  const answerMs = databaseTimeouts.answerMs;
-  const backend = async () => (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db)).rows[0]!.pid;
-  try {
-    const before = await backend();
-    // A server that is up answers the cancel: the wait ends as query_canceled (a 503), and the connection stays.
-    databaseTimeouts.answerMs = 300;
+  // A server that is up answers the cancel: the wait ends as query_canceled (a 503), and the connection stays.
+  const { sameBackend } = await withAnswerTimeout(inject("databaseUrl"), 300, async (db) => {
     await expect(sql`SELECT pg_sleep(30)`.execute(db)).rejects.toMatchObject({ code: "57014" });
-    databaseTimeouts.answerMs = answerMs;
-    expect(await backend()).toBe(before);
-  } finally {
-    databaseTimeouts.answerMs = answerMs;
-    await db.destroy();
-  }
+  });
+  expect(sameBackend).toBe(true);
 });
