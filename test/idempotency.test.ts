@@ -4,7 +4,10 @@ import { createDb } from "../db/connection";
 import { freshLabEachTest } from "./fresh-lab";
 import { utf8Header, type Answer } from "./harness/http-client";
 
-const { app, session } = freshLabEachTest({ strategy: "lease", reconcileAfterMs: null, provider: { latencyMs: 20 } });
+const { app, session } = freshLabEachTest({ strategy: "lease", reconcileAfterMs: null, provider: { latencyMs: 20 } }, [
+  "ada",
+  "alan",
+]);
 const { db } = createDb(inject("databaseUrl"), 2);
 afterAll(() => db.destroy());
 
@@ -119,4 +122,21 @@ describe("a key is stored exactly as sent", () => {
     (await db.selectFrom("idempotency_records").select("key").where("user_id", "=", "ada").execute()).map(
       (row) => row.key,
     );
+});
+
+describe("a key is the user's", () => {
+  it("another user's session naming the user is refused (403) and learns nothing of the key's answer or body", async () => {
+    const first = await session.alan.promote("alan", "apple|000912.alan", withKey("alans"));
+    expect(first.status).toBe(200);
+    // The same body would replay alan's answer, another body would say the key was used: each is a 403, as
+    // the same request without a key is.
+    for (const identityId of ["apple|000912.alan", "auth0|alan-email"]) {
+      const answer = await session.ada.promote("alan", identityId, withKey("alans"));
+      expect(answer.status, JSON.stringify(answer.body)).toBe(403);
+      expect(answer.body.type).toMatch(/\/forbidden$/);
+    }
+    // The record is still alan's: his repeat gets his answer, and nothing ran again.
+    expect((await session.alan.promote("alan", "apple|000912.alan", withKey("alans"))).body).toEqual(first.body);
+    expect(await app.calls()).toHaveLength(2);
+  });
 });

@@ -37,6 +37,12 @@ interface Scope {
   /** What makes two requests "the same": hashed and compared. */
   request: unknown;
   staleAfterMs: number;
+  /**
+   * Refuses a caller that may not act for the user (throws its problem) before it learns anything of a request
+   * made with the key: the stored answer, or that the key was used for another body. Scoped by the user named,
+   * a key is that user's; whoever else names the user is refused as the request itself would be.
+   */
+  mayLearn: () => Promise<void>;
 }
 
 const expiredBefore = sql<Date>`now() - ${idempotencyRecordTtlMs} * interval '1 millisecond'`;
@@ -67,6 +73,7 @@ export async function withIdempotencyKey<T>(
       .executeTakeFirst();
     // Gone since the claim failed (refused before it ran) or expired meanwhile: claim it again.
     if (!existing) continue;
+    await scope.mayLearn();
     if (existing.request_hash !== requestHash) throw new IdempotencyKeyReused();
     if (existing.status === 200) return existing.body as T;
     if (existing.status !== null)

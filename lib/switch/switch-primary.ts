@@ -115,6 +115,9 @@ export function promoteToPrimaryOnce(
     key: request.idempotencyKey,
     request: { identityId: request.identityId },
     staleAfterMs: request.staleAfterMs,
+    mayLearn: async () => {
+      if (request.requires) await requireNow(db, request.requires);
+    },
   };
   return withIdempotencyKey(db, scope, (operationId) =>
     promoteToPrimary(db, provider, guard, { ...request, operationId }),
