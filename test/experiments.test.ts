@@ -57,6 +57,29 @@ describe("the experiments", () => {
     expect(lastAudit(record).consistent).toBe(true);
   });
 
+  it("while a run goes on, a change of the lab's settings or a reset is a 409 and changes nothing", async () => {
+    const before = (await app.get("/api/lab")).body;
+    const running = app.post("/api/lab/experiments/f1-crash-after-acquire/run");
+    // The same settings again, until the run holds the lab: a change asked for before it would be its start.
+    await expect
+      .poll(async () => (await app.put("/api/lab", { leaseTtlMs: before.leaseTtlMs })).status, { timeout: 10_000 })
+      .toBe(409);
+    const change = await app.put("/api/lab", { leaseTtlMs: before.leaseTtlMs + 1_000 });
+    const reset = await app.post("/api/lab/reset");
+    for (const refused of [change, reset]) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.type).toMatch(/\/experiment-running$/);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    expect((await running).status).toBe(200);
+    // Its end put back what it found, and nothing of the refused change: a change now is one.
+    expect((await app.get("/api/lab")).body).toEqual(before);
+    const after = await app.put("/api/lab", { leaseTtlMs: before.leaseTtlMs + 1_000 });
+    expect(after.status).toBe(200);
+    expect(after.body.leaseTtlMs).toBe(before.leaseTtlMs + 1_000);
+    await app.put("/api/lab", { leaseTtlMs: before.leaseTtlMs });
+  });
+
   it("q2-simultaneous-acquire: one row updated, the others waited and matched 0 rows", async () => {
     const result = await run("q2-simultaneous-acquire");
     expect(result.observed.rowsUpdated).toBe(1);

@@ -372,6 +372,21 @@ export class ExperimentRunning extends Problem {
   }
 }
 
+/** A change of the lab's settings or state while an experiment runs: its end would put the old ones back. */
+export class LabHeldByExperiment extends Problem {
+  constructor() {
+    super(
+      409,
+      "experiment-running",
+      "An experiment is running",
+      "The lab's settings and state are the experiment's until it ends, and then put back as they were before it: " +
+        "a change now would be undone, and would change what the experiment measures. Try again when it ends.",
+      {},
+      { "Retry-After": "5" },
+    );
+  }
+}
+
 export class ExperimentNotFound extends Problem {
   constructor(id: string) {
     super(

@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { appDb } from "@/lib/core/db";
 import { parseJsonBody, respond } from "@/lib/web/http";
-import { changeLabSettings, requireLab } from "@/lib/lab/settings";
+import { changeLabSettingsOutsideRuns, requireLab } from "@/lib/lab/settings";
 import { labSettingsPatchSchema } from "@/lib/lab/settings-schema";
 import { settingsRevisionHeader } from "@/lib/lab/peer-settings";
 import { labSettingsAsHeard } from "@/lib/lab/settings-snapshot";
@@ -21,6 +21,6 @@ export async function PUT(request: NextRequest): Promise<Response> {
   return respond(request, async () => {
     requireLab();
     const patch = await parseJsonBody(request, labSettingsPatchSchema);
-    return Response.json(await changeLabSettings(appDb(), patch));
+    return Response.json(await changeLabSettingsOutsideRuns(appDb(), patch));
   });
 }

@@ -18,6 +18,7 @@ import { runMarkers } from "./run-facts";
 import { saveRun } from "./runs";
 import type { Experiment } from "./types";
 import { restoreLabState, saveLabState } from "./sandbox";
+import { runHere, runLockKey } from "../run-lock";
 
 export interface ExperimentRun {
   id: string;
@@ -30,13 +31,6 @@ export interface ExperimentRun {
   explanation: string;
 }
 
-const runLockKey = "lease-lock-lab.experiments";
-
-// The run lock lives in a database session, and a failover experiment kills the primary it was taken on, the lock
-// with it (measured: a second run sent 9 s into ha-failover-under-load ran beside it). In this instance a run in
-// progress refuses the next one all the same; across instances, the lock is all there is.
-let runningHere = false;
-
 export async function runExperiment(
   db: Kysely<Database>,
   provider: IdentityProviderClient,
@@ -44,12 +38,12 @@ export async function runExperiment(
 ): Promise<ExperimentRun> {
   const experiment = experiments.find((each) => each.id === id);
   if (!experiment) throw new ExperimentNotFound(id);
-  if (runningHere) throw new ExperimentRunning();
-  runningHere = true;
+  if (runHere.running) throw new ExperimentRunning();
+  runHere.running = true;
   try {
     return await runLocked(db, provider, experiment);
   } finally {
-    runningHere = false;
+    runHere.running = false;
   }
 }
 
