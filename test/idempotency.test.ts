@@ -54,6 +54,9 @@ describe("concurrent requests with one Idempotency-Key", () => {
         Array.from({ length: 50 }, () => session.ada.promote("ada", target, withKey(`free-${round}`))),
       );
       expectAllowedAnswers(answers);
+      // Nobody else held the lease: each 409 says the key's first request still runs.
+      for (const refused of answers.filter((answer) => answer.status === 409))
+        expect(refused.body.detail).toMatch(/first request with this Idempotency-Key is still running/);
       const ran = answers.find((answer) => answer.status === 200);
       expect(ran?.body).toMatchObject({ primaryIdentityId: target, changed: true });
       expect((await session.ada.promote("ada", target, withKey(`free-${round}`))).body).toEqual(ran!.body);

@@ -93,7 +93,11 @@ export async function withIdempotencyKey<T>(
     break;
   }
   // The first request with this key is still running (no lease to name: expiresAt is null).
-  throw new OperationInProgress(null, 1_000);
+  throw new OperationInProgress(
+    null,
+    1_000,
+    "The first request with this Idempotency-Key is still running; repeat it when that one has answered.",
+  );
 }
 
 /**
