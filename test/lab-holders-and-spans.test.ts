@@ -132,6 +132,10 @@ describe("GET /api/lab/operations/{id}/spans", () => {
     // 300 reads: at Next.js's two spans each, 600, more than the 500 the lab remembers.
     for (let read = 0; read < 300; read++) expect((await session.ada.get("/api/users/ada")).status).toBe(200);
     expect((await spansOf(answer.body.operationId)).body.spans).toEqual(before);
+    // A UUID in upper case names the same operation.
+    const upper = await spansOf(answer.body.operationId.toUpperCase());
+    expect(upper.status).toBe(200);
+    expect(upper.body).toEqual({ operationId: answer.body.operationId, spans: before });
   });
 
   it("gives a refused switch its refused acquisition; 404 for an operation it has no span of, 400 for a malformed id", async () => {

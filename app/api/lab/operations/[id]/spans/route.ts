@@ -12,7 +12,8 @@ export async function GET(
 ): Promise<Response> {
   return respond(request, async () => {
     requireLab();
-    const operationId = parseOrThrow(z.uuid(), (await params).id, "id");
+    // A UUID in any case names one operation: ids are kept as PostgreSQL writes them, in lower case.
+    const operationId = parseOrThrow(z.uuid().toLowerCase(), (await params).id, "id");
     return Response.json({ operationId, spans: await operationSpans(operationId) });
   });
 }
