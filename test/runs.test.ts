@@ -79,5 +79,16 @@ describe("saved runs", () => {
     const history = [{ ...exported.history[0], type: "maybe" }];
     expect((await app.post("/api/lab/runs", { ...exported, history })).status).toBe(400);
     expect((await app.post("/api/lab/runs", [])).status).toBe(400);
+    // Fields each well formed that say together what no run of this lab is.
+    const fieldsRefused = async (file: unknown) => {
+      const answer = await app.post("/api/lab/runs", file);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      return answer.body.errors.map((error: { field: string }) => error.field);
+    };
+    expect(exported.variants.length).toBeGreaterThan(0);
+    expect(await fieldsRefused({ ...exported, experimentId: "no-such-experiment" })).toEqual(["body.experimentId"]);
+    expect(await fieldsRefused({ ...exported, endedAt: "2000-01-01T00:00:00.000Z" })).toEqual(["body.endedAt"]);
+    const twice = [exported.variants[0], { ...exported.variants[0] }];
+    expect(await fieldsRefused({ ...exported, variants: twice })).toEqual(["body.variants.1.label"]);
   });
 });

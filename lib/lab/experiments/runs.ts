@@ -11,6 +11,7 @@ import { Problem } from "../../core/problems";
 import { nestedAtMost, parseOrThrow } from "../../core/validation";
 import type { Lane } from "../lane";
 import type { CaptionInput } from "./captions";
+import { experiments } from "./registry";
 
 /** One operation's invocation or completion, in Jepsen's form (`info`: the outcome is unknown). */
 export interface HistoryOp {
@@ -184,11 +185,27 @@ const runFileSchema = z.strictObject({
   imported: z.boolean().optional(),
 });
 
+/** What the fields say together: a run of an experiment this lab has, that ended after it began, its variants named apart. */
+const consistentRunFileSchema = runFileSchema.superRefine((run, context) => {
+  if (!experiments.some((experiment) => experiment.id === run.experimentId))
+    context.addIssue({ code: "custom", path: ["experimentId"], message: "must be one of this lab's experiments" });
+  if (Date.parse(run.endedAt) < Date.parse(run.startedAt))
+    context.addIssue({ code: "custom", path: ["endedAt"], message: "must not be before startedAt" });
+  run.variants.forEach((variant, index) => {
+    if (run.variants.findIndex((other) => other.label === variant.label) < index)
+      context.addIssue({
+        code: "custom",
+        path: ["variants", index, "label"],
+        message: "must differ from every other variant's label",
+      });
+  });
+});
+
 /**
  * The file, its depth bounded before anything reads it: its open parts (`observed`, a history entry's `value`,
  * an identity's own fields) could nest without end, and a run nests about 7 deep.
  */
-export const importedRunSchema = nestedAtMost(64).pipe(runFileSchema);
+export const importedRunSchema = nestedAtMost(64).pipe(consistentRunFileSchema);
 
 export class RunNotFound extends Problem {
   constructor(runId: string) {
