@@ -57,6 +57,16 @@ describe("saved runs", () => {
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get("content-type")).toContain("application/problem+json");
     expect((await app.get("/api/lab/runs/not-a-run")).status).toBe(400);
+    // Its page too is a 404 page, where it answered 200 and "Loading the saved run…" for any id.
+    for (const runId of ["00000000-0000-4000-8000-000000000000", "not-a-run"]) {
+      const page = await fetch(`${inject("appUrl")}/learn/runs/${runId}`);
+      expect(page.status, runId).toBe(404);
+      expect(await page.text()).not.toContain("Loading the saved run");
+    }
+    const saved = await app.post("/api/lab/experiments/f4-race-to-acquire/run");
+    const page = await fetch(`${inject("appUrl")}/learn/runs/${saved.body.runId}`);
+    expect(page.status).toBe(200);
+    await page.body?.cancel();
   });
 
   it("an exported run imports again as a new run with the same content; a bad file is a 400 that saves nothing", async () => {

@@ -235,6 +235,12 @@ export async function readRun(db: Kysely<Database>, runId: string): Promise<RunR
   return row.record as RunRecord;
 }
 
+/** Whether `runId` names a saved run: false for one that is not a run's id. */
+export async function runIsSaved(db: Kysely<Database>, runId: string): Promise<boolean> {
+  if (!runIdSchema.safeParse(runId).success) return false;
+  return (await db.selectFrom("experiment_runs").select("id").where("id", "=", runId).executeTakeFirst()) !== undefined;
+}
+
 /** Stores an exported run again, under a new id (the file may be imported twice, or into the lab it came from). */
 export async function importRun(db: Kysely<Database>, body: unknown): Promise<RunRecord> {
   const parsed = parseOrThrow(importedRunSchema, body, "body");
