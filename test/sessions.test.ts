@@ -41,7 +41,11 @@ describe("sessions", () => {
 
     const signOut = await appClient(appUrl, cookie).call("DELETE", "/api/session");
     expect(signOut.status).toBe(204);
-    expect(signOut.headers.getSetCookie()[0]).toMatch(/^lab_session=;/);
+    const cleared = signOut.headers.getSetCookie()[0];
+    // Cleared with the attributes it was set with.
+    expect(cleared).toMatch(/^lab_session=;/);
+    for (const attribute of [/; Path=\//, /; Max-Age=0/, /; HttpOnly/i, /; SameSite=Lax/i])
+      expect(cleared).toMatch(attribute);
 
     for (const path of ["/api/users/ada", "/api/session"]) {
       const replayed = await appClient(appUrl, cookie).get(path);

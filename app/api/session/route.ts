@@ -15,6 +15,9 @@ import { findUser } from "@/lib/switch/users";
 
 const bodySchema = z.strictObject({ userId: userIdSchema });
 
+const cookieAttributes = (request: NextRequest) =>
+  ({ httpOnly: true, sameSite: "lax", secure: servedOverHttps(request), path: "/" }) as const;
+
 export async function POST(request: NextRequest): Promise<Response> {
   return respond(request, async () => {
     const db = appDb();
@@ -22,11 +25,8 @@ export async function POST(request: NextRequest): Promise<Response> {
     if (!(await findUser(db, userId))) throw new UserNotFound(userId);
     const response = new NextResponse(null, { status: 204 });
     response.cookies.set(sessionCookieName, await createSessionValue(db, userId), {
-      httpOnly: true,
-      sameSite: "lax",
-      secure: servedOverHttps(request),
+      ...cookieAttributes(request),
       maxAge: sessionTtlSeconds,
-      path: "/",
     });
     return response;
   });
@@ -38,7 +38,9 @@ export async function DELETE(request: NextRequest): Promise<Response> {
     await parseEmptyBody(request);
     await revokeSessionValue(appDb(), request.cookies.get(sessionCookieName)?.value);
     const response = new NextResponse(null, { status: 204 });
-    response.cookies.delete(sessionCookieName);
+    // Cleared with the attributes it was set with: a cookie is one by its name, path and domain, and the
+    // clearing header says as much of it as the setting one did.
+    response.cookies.set(sessionCookieName, "", { ...cookieAttributes(request), maxAge: 0 });
     return response;
   });
 }
