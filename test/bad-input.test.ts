@@ -99,6 +99,12 @@ const cases: Case[] = [
     field: "body.displayName",
   },
   {
+    name: "a rename to a name with a control character",
+    send: () => ada.call("PATCH", "/api/users/ada", { displayName: "Ada\u0007" }),
+    status: 400,
+    field: "body.displayName",
+  },
+  {
     name: "an identity id with half a surrogate pair",
     send: () => ada.post("/api/users/ada/primary", { identityId: "github|8812\ud800" }),
     status: 400,

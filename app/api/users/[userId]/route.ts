@@ -23,7 +23,15 @@ export async function GET(request: NextRequest, { params }: RouteContext<"/api/u
   });
 }
 
-const renameSchema = z.strictObject({ displayName: z.string().trim().min(1).max(80) });
+// A name is shown on every page: a control character (a bell, a line break) is no part of one.
+const renameSchema = z.strictObject({
+  displayName: z
+    .string()
+    .trim()
+    .min(1)
+    .max(80)
+    .regex(/^\P{Cc}*$/u, "must not contain control characters"),
+});
 
 /** Rename: the other writer of the user row (no lease; see lib/switch/rename.ts). */
 export async function PATCH(request: NextRequest, { params }: RouteContext<"/api/users/[userId]">): Promise<Response> {
