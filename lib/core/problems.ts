@@ -361,29 +361,16 @@ export class OperationCrashed extends Problem {
   }
 }
 
+/**
+ * One experiment runs at a time, and the lab's settings and state are its own while it runs: a second run, or a
+ * change of them from outside it (its end puts back what it found, so the change would be undone), waits for its end.
+ */
 export class ExperimentRunning extends Problem {
-  constructor() {
-    super(
-      409,
-      "experiment-running",
-      "Another experiment is running",
-      "Only one experiment runs at a time; try again when it ends.",
-    );
-  }
-}
-
-/** A change of the lab's settings or state while an experiment runs: its end would put the old ones back. */
-export class LabHeldByExperiment extends Problem {
-  constructor() {
-    super(
-      409,
-      "experiment-running",
-      "An experiment is running",
-      "The lab's settings and state are the experiment's until it ends, and then put back as they were before it: " +
-        "a change now would be undone, and would change what the experiment measures. Try again when it ends.",
-      {},
-      { "Retry-After": "5" },
-    );
+  constructor(
+    detail = "Only one experiment runs at a time, and none starts while the lab's settings are being changed or " +
+      "reset; try again when it ends.",
+  ) {
+    super(409, "experiment-running", "An experiment is running", detail, {}, { "Retry-After": "5" });
   }
 }
 

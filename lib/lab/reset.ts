@@ -6,7 +6,7 @@ import { applyAnnounced } from "./settings";
 import { defaultLabSettings } from "./settings-schema";
 import { replaceLabSettings } from "./settings-store";
 import { announceReset } from "./stream";
-import { refuseWhileExperimentRuns } from "./run-lock";
+import { outsideExperimentRuns } from "./run-lock";
 
 /** Everything back to the seed: users, identities, leases, settings, provider state and its call log. */
 export async function resetLab(db: Kysely<Database>): Promise<void> {
@@ -19,6 +19,5 @@ export async function resetLab(db: Kysely<Database>): Promise<void> {
 
 /** A reset asked for from outside an experiment (`POST /api/lab/reset`): refused while one runs (run-lock.ts). */
 export async function resetLabOutsideRuns(db: Kysely<Database>): Promise<void> {
-  await refuseWhileExperimentRuns(db);
-  await resetLab(db);
+  await outsideExperimentRuns(() => resetLab(db));
 }

@@ -9,7 +9,7 @@ import { inForceEverywhere } from "./peer-settings";
 import type { LabSettings } from "./settings-schema";
 import { hearLabSettings, takeAnnouncement } from "./settings-snapshot";
 import { updateLabSettings, type Announcement } from "./settings-store";
-import { refuseWhileExperimentRuns } from "./run-lock";
+import { outsideExperimentRuns } from "./run-lock";
 
 export function requireLab(): void {
   if (!config.labEnabled) throw new LabDisabled();
@@ -24,8 +24,7 @@ export async function changeLabSettings(db: Kysely<Database>, patch: unknown): P
 
 /** A change asked for from outside an experiment (`PUT /api/lab`): refused while one runs (run-lock.ts). */
 export async function changeLabSettingsOutsideRuns(db: Kysely<Database>, patch: unknown): Promise<LabSettings> {
-  await refuseWhileExperimentRuns(db);
-  return changeLabSettings(db, patch);
+  return outsideExperimentRuns(() => changeLabSettings(db, patch));
 }
 
 /**
