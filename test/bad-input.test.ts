@@ -105,6 +105,18 @@ const cases: Case[] = [
     field: "body.displayName",
   },
   {
+    name: "a rename to a name with a line separator",
+    send: () => ada.call("PATCH", "/api/users/ada", { displayName: "Ada\u2028Lovelace" }),
+    status: 400,
+    field: "body.displayName",
+  },
+  {
+    name: "a rename to a name with a direction override",
+    send: () => ada.call("PATCH", "/api/users/ada", { displayName: "Ada\u202Eecalevol" }),
+    status: 400,
+    field: "body.displayName",
+  },
+  {
     name: "an identity id with half a surrogate pair",
     send: () => ada.post("/api/users/ada/primary", { identityId: "github|8812\ud800" }),
     status: 400,

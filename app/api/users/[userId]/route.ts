@@ -23,14 +23,16 @@ export async function GET(request: NextRequest, { params }: RouteContext<"/api/u
   });
 }
 
-// A name is shown on every page: a control character (a bell, a line break) is no part of one.
+// A name is shown on every page: a control character (a bell, a line break), a line or paragraph separator or a
+// direction override (which turns the text after it around) is no part of one. Other format characters are: the
+// zero-width joiner holds emoji together.
 const renameSchema = z.strictObject({
   displayName: z
     .string()
     .trim()
     .min(1)
     .max(80)
-    .regex(/^\P{Cc}*$/u, "must not contain control characters"),
+    .regex(/^[^\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]*$/u, "must not contain control characters"),
 });
 
 /** Rename: the other writer of the user row (no lease; see lib/switch/rename.ts). */
