@@ -120,7 +120,11 @@ export function runRecorder(userId: string, identityIds: readonly string[]) {
   function belongs(operationId: string): void {
     if (!open) {
       const startedAt = new Date().toISOString();
-      open = { label: "the run", startedAt, endedAt: "", operationIds: [], settings: null, note: null };
+      // Labels are distinct within a run (the contract's, and the importer checks it): a second stretch of
+      // operations outside any variant is named apart from the first.
+      const unset = variants.filter((variant) => variant.settings === null).length;
+      const label = unset === 0 ? "the run" : `the run, part ${unset + 1}`;
+      open = { label, startedAt, endedAt: "", operationIds: [], settings: null, note: null };
       variants.push(open);
     }
     open.operationIds.push(operationId);
