@@ -143,6 +143,11 @@ describe("POST /api/lab/burst", () => {
     expect(answer.body.counts).toEqual({ 200: 1, 409: 19 });
     expect(answer.body.results).toHaveLength(20);
     expect(answer.body.audit).toMatchObject({ userId: "ada", consistent: true });
+    // Each result names its operation, the refused ones too: the lane the timeline draws for it.
+    const ids = answer.body.results.map((result: { operationId: string }) => result.operationId);
+    expect(new Set(ids).size).toBe(20);
+    const lanes = (await app.get("/api/lab/timeline?userId=ada")).body.operations as { operationId: string }[];
+    expect(lanes.map((lane) => lane.operationId)).toEqual(expect.arrayContaining(ids));
   });
 
   it("with `identityIds`, takes them in turn: under `none`, two different identities at once corrupt the provider", async () => {

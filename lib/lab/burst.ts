@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema";
 import { IdentityNotLinked, Problem, UserNotFound } from "../core/problems";
@@ -18,7 +19,7 @@ export interface BurstRequest {
 
 export interface BurstReport {
   counts: Record<string, number>;
-  results: { identityId: string; status: number; operationId?: string; problem?: string }[];
+  results: { identityId: string; status: number; operationId: string; problem?: string }[];
   audit: UserAudit;
   consistent: boolean;
 }
@@ -37,16 +38,20 @@ export async function fireBurst(
   const targets = Array.from({ length: request.count }, (_, index) =>
     named.length > 0 ? named[index % named.length]! : identities[Math.floor(Math.random() * identities.length)]!.id,
   );
+  // Each request's id known before it runs: a refused one's result names its lane too.
+  const operationIds = targets.map(() => randomUUID());
   const settled = await Promise.allSettled(
-    targets.map((identityId) => promote(db, provider, { userId: request.userId, identityId })),
+    targets.map((identityId, index) =>
+      promote(db, provider, { userId: request.userId, identityId, operationId: operationIds[index] }),
+    ),
   );
 
   const results = settled.map((outcome, index) => {
-    const identityId = targets[index]!;
-    if (outcome.status === "fulfilled") return { identityId, status: 200, operationId: outcome.value.operationId };
+    const [identityId, operationId] = [targets[index]!, operationIds[index]!];
+    if (outcome.status === "fulfilled") return { identityId, status: 200, operationId };
     const problem = outcome.reason instanceof Problem ? outcome.reason : null;
     if (!problem) console.error("[burst] unexpected failure:", outcome.reason);
-    return { identityId, status: problem?.status ?? 500, problem: problem?.title ?? "Internal error" };
+    return { identityId, status: problem?.status ?? 500, operationId, problem: problem?.title ?? "Internal error" };
   });
   const counts = countByStatus(results);
   const report = await auditConsistency(db);
