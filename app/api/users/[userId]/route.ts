@@ -32,7 +32,10 @@ const renameSchema = z.strictObject({
     .trim()
     .min(1)
     .max(80)
-    .regex(/^[^\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]*$/u, "must not contain control characters"),
+    .regex(
+      /^[^\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]*$/u,
+      "must not contain control characters, line or paragraph separators or direction overrides",
+    ),
 });
 
 /** Rename: the other writer of the user row (no lease; see lib/switch/rename.ts). */
